@@ -1,0 +1,57 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Upcoming language features every target opts into.
+let swiftSettings: [SwiftSetting] = [
+  "ExistentialAny",
+  "MemberImportVisibility",
+  "InternalImportsByDefault",
+].map { .enableUpcomingFeature($0) }
+
+let package = Package(
+  name: "PersistentLiveData",
+  platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+  products: [
+    .library(name: "PersistentLiveData", targets: ["PersistentLiveData"]),
+    .executable(name: "pld-tool", targets: ["pld-tool"]),
+    .executable(name: "pld-todo", targets: ["pld-todo"]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
+  ],
+  targets: [
+    // The system libsqlite3. The folder is Sources/CSQLite; the module gets a name no other package uses.
+    .systemLibrary(
+      name: "PLDSQLite3",
+      path: "Sources/CSQLite",
+      pkgConfig: "sqlite3",
+      providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+    ),
+    .target(
+      name: "PersistentLiveData",
+      dependencies: ["PLDSQLite3"],
+      resources: [
+        .embedInCode("../../Migrations/0001_initial_schema.sql")
+      ],
+      swiftSettings: swiftSettings
+    ),
+    .executableTarget(
+      name: "pld-tool",
+      dependencies: [
+        "PersistentLiveData",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    .executableTarget(
+      name: "pld-todo",
+      dependencies: ["PersistentLiveData"],
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
+      name: "PersistentLiveDataTests",
+      dependencies: ["PersistentLiveData"],
+      swiftSettings: swiftSettings
+    ),
+  ]
+)
