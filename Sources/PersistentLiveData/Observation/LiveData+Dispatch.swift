@@ -1,0 +1,93 @@
+import Synchronization
+
+extension LiveData {
+  /// Delivers the current version to every active observer that has not received it yet.
+  ///
+  /// Idempotent: a second call delivers nothing new. Writes already dispatch on their own; call this
+  /// after registering with `receiveCurrent: false` to hand the current value out after all.
+  ///
+  /// ```swift
+  /// data.observeForever(receiveCurrent: false) { print($0) }   // nothing yet
+  /// data.dispatch()                                            // prints the current value
+  /// data.dispatch()                                            // nothing
+  /// ```
+  @MainActor public func dispatch() {
+    dispatch(entry: nil)
+  }
+
+  /// Delivers the current version to one observer, if it is registered, active and has not received it.
+  ///
+  /// Does nothing for an observer that is not registered here.
+  ///
+  /// ```swift
+  /// let observer = Observer<Int> { print($0) }
+  /// data.observeForever(observer: observer)
+  /// data.dispatch(initiator: observer)   // nothing: it already has the current version
+  /// ```
+  /// - Parameter initiator: The observer to catch up.
+  @MainActor public func dispatch(initiator: Observer<Value>) {
+    guard let entry = registry.entry(for: initiator) else { return }
+    dispatch(entry: entry)
+  }
+
+  /// The dispatch loop. With an entry, catches up that one; without, every active observer. A write made
+  /// by a callback restarts the loop, so every observer ends on the newest version exactly once and
+  /// observers after the writer never see the intermediate one.
+  @MainActor func dispatch(entry initiator: ObserverEntry<Value>?) {
+    if isDispatching {
+      dispatchInvalidated = true
+      return
+    }
+    isDispatching = true
+    defer { isDispatching = false }
+    var initiator = initiator
+    repeat {
+      dispatchInvalidated = false
+      let current = snapshot
+      if let entry = initiator {
+        notify(entry, current)
+        initiator = nil
+      } else {
+        registry.forEachEntry { entry in
+          notify(entry, current)
+          return !dispatchInvalidated
+        }
+      }
+    } while dispatchInvalidated
+  }
+
+  @MainActor private func notify(_ entry: ObserverEntry<Value>, _ current: (value: Value, version: Int64)) {
+    guard entry.isActive, entry.deliveredVersion < current.version else { return }
+    if entry.isDead {
+      registry.remove(entry)
+      return
+    }
+    entry.deliveredVersion = current.version
+    entry.observer.update(current.value)
+  }
+
+  /// Records a value written by this process at `newVersion` and notifies: synchronously when called on
+  /// the main actor, otherwise through one scheduled main-actor dispatch that coalesces to the latest.
+  func publish(_ newValue: Value, version newVersion: Int64, isolation: isolated (any Actor)?) {
+    let onMainActor = isolation === MainActor.shared
+    let mustSchedule = storage.withLock { storage -> Bool in
+      storage.store(newValue, version: newVersion)
+      guard !onMainActor, !storage.dispatchScheduled else { return false }
+      storage.dispatchScheduled = true
+      return true
+    }
+    notifyAfterWrite(onMainActor: onMainActor, mustSchedule: mustSchedule)
+  }
+
+  func notifyAfterWrite(onMainActor: Bool, mustSchedule: Bool) {
+    if onMainActor {
+      MainActor.assumeIsolated { dispatch() }
+    } else if mustSchedule {
+      Task { @MainActor [weak self] in
+        guard let self else { return }
+        self.storage.withLock { $0.dispatchScheduled = false }
+        self.dispatch()
+      }
+    }
+  }
+}

@@ -1,0 +1,150 @@
+import Synchronization
+
+/// An observable value holder whose observers respect lifecycles, modelled on Android's LiveData.
+///
+/// `LiveData` is the read-only face of a value: code that should only observe gets a `LiveData`, code
+/// that writes holds a ``MutableLiveData`` (or a ``PersistentLiveData``). Every write gets a new
+/// ``version``; each observer receives a version at most once, in registration order, and only while its
+/// owner is active. ``value`` and ``version`` can be read from any thread and always agree.
+///
+/// ```swift
+/// final class ProfileScreen: LifecycleOwner {
+///   let scopeLifecycle = ScopeLifecycle()
+///   func bind(to name: LiveData<String>) {
+///     name.observe(owner: self) { owner, name in owner.title = name }
+///   }
+///   var title = ""
+/// }
+/// ```
+///
+/// Observation is main-actor work; see the delivery rules in the package documentation.
+open class LiveData<Value: Sendable>: @unchecked Sendable {
+  /// Value, version and async-sequence subscribers, readable and writable from any thread.
+  let storage: Mutex<LiveDataStorage<Value>>
+  /// The observers; only touched on the main actor.
+  let registry = ObserverRegistry<Value>()
+  /// Dispatch bookkeeping; only touched on the main actor.
+  var isDispatching = false
+  var dispatchInvalidated = false
+
+  /// Creates a LiveData holding `value` at version 0.
+  ///
+  /// ```swift
+  /// let count = LiveData(0)
+  /// count.version        // 0
+  /// count.isInitialized  // true
+  /// ```
+  /// - Parameter value: The initial value; it is delivered to observers that register.
+  public init(_ value: Value) {
+    storage = Mutex(LiveDataStorage(value: value, version: 0))
+    connectRegistry()
+  }
+
+  /// Creates a LiveData that has no value yet (version -1): nothing is delivered until the first set.
+  ///
+  /// ```swift
+  /// let user = MutableLiveData<User?>()
+  /// user.isInitialized   // false
+  /// user.observeForever { print($0 as Any) }   // not called until user.set(…)
+  /// ```
+  public init() where Value: ExpressibleByNilLiteral {
+    storage = Mutex(LiveDataStorage(value: nil, version: -1))
+    connectRegistry()
+  }
+
+  /// Creates a LiveData at an explicit version; -1 means "not initialized".
+  init(value: Value, version: Int64) {
+    storage = Mutex(LiveDataStorage(value: value, version: version))
+    connectRegistry()
+  }
+
+  deinit {
+    let continuations = storage.withLock { storage in
+      defer { storage.continuations.removeAll() }
+      return Array(storage.continuations.values)
+    }
+    for continuation in continuations { continuation.finish() }
+  }
+
+  private func connectRegistry() {
+    registry.onActiveStateChange = { [weak self] active in
+      guard let self else { return }
+      if active { self.onActive() } else { self.onInactive() }
+    }
+    registry.onEntryActivated = { [weak self] entry in
+      self?.dispatch(entry: entry)
+    }
+  }
+
+  /// The current value. Readable from any thread.
+  ///
+  /// ```swift
+  /// let total = cart.value.reduce(0) { $0 + $1.price }
+  /// ```
+  public var value: Value { storage.withLock { $0.value } }
+
+  /// The version of ``value``: 0 for the initial value, -1 when not initialized, and one more on every
+  /// set, equal values included. Readable from any thread and always consistent with ``value``.
+  ///
+  /// ```swift
+  /// let flag = MutableLiveData(false)
+  /// flag.set(false)
+  /// flag.version   // 1
+  /// ```
+  public var version: Int64 { storage.withLock { $0.version } }
+
+  /// Whether the LiveData holds a value (version ≥ 0).
+  ///
+  /// ```swift
+  /// MutableLiveData<Int?>().isInitialized   // false
+  /// LiveData(1).isInitialized               // true
+  /// ```
+  public var isInitialized: Bool { version >= 0 }
+
+  /// The value and its version, read together.
+  var snapshot: (value: Value, version: Int64) {
+    storage.withLock { ($0.value, $0.version) }
+  }
+
+  /// Called on the main actor when the number of active observers goes from 0 to 1.
+  ///
+  /// Override it to start work that is only needed while someone watches, and stop it in
+  /// ``onInactive()``. It is not called again until ``onInactive()`` has been.
+  ///
+  /// ```swift
+  /// final class LocationData: MutableLiveData<Location?> {
+  ///   override func onActive() { locationService.start { self.set($0) } }
+  ///   override func onInactive() { locationService.stop() }
+  /// }
+  /// ```
+  @MainActor open func onActive() {}
+
+  /// Called on the main actor when the number of active observers goes from 1 to 0.
+  ///
+  /// ```swift
+  /// override func onInactive() { poller.stop() }
+  /// ```
+  @MainActor open func onInactive() {}
+}
+
+/// The part of a LiveData that any thread may read and write, guarded by one lock.
+struct LiveDataStorage<Value: Sendable>: Sendable {
+  var value: Value
+  var version: Int64
+  /// A main-actor dispatch has been scheduled for writes made off the main actor.
+  var dispatchScheduled = false
+  var continuations: [UInt64: AsyncStream<Value>.Continuation] = [:]
+  var nextContinuationID: UInt64 = 0
+
+  init(value: Value, version: Int64) {
+    self.value = value
+    self.version = version
+  }
+
+  /// Stores a new value at `newVersion` and hands it to the async sequences.
+  mutating func store(_ newValue: Value, version newVersion: Int64) {
+    value = newValue
+    version = newVersion
+    for continuation in continuations.values { continuation.yield(newValue) }
+  }
+}
