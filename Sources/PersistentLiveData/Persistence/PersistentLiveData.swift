@@ -1,0 +1,192 @@
+public import Foundation
+
+/// A ``LiveData`` whose every write is a new version in an SQLite file.
+///
+/// Get one from ``PersistentStore/liveData(_:default:)``. It starts with the latest stored version of its
+/// key (or the default at version 0), and each successful ``set(_:isolation:)`` commits one transaction,
+/// then updates ``LiveData/value`` and ``LiveData/version`` and notifies observers under the usual
+/// delivery rules. A `set` that throws changes nothing, in memory or on disk.
+///
+/// ```swift
+/// struct Settings: Codable, Sendable { var theme = "light"; var fontSize = 14 }
+///
+/// let store = try PersistentStore(path: "/var/lib/myapp/state.db")
+/// let settings = try store.liveData("settings", default: Settings())
+/// settings.observe(owner: screen) { apply($0) }
+/// try settings.update { $0.fontSize += 1 }      // version 1, 2, 3 …
+/// let previous = try settings.history(limit: 2)
+/// ```
+public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value>, @unchecked Sendable {
+  /// The key the value is stored under.
+  ///
+  /// ```swift
+  /// let theme = try store.liveData("theme", default: "light")
+  /// theme.key   // "theme"
+  /// ```
+  public let key: String
+  let database: StoreDatabase
+  let defaultValue: Value
+
+  init(key: String, value: Value, version: Int64, defaultValue: Value, database: StoreDatabase) {
+    self.key = key
+    self.database = database
+    self.defaultValue = defaultValue
+    super.init(value: value, version: version)
+  }
+
+  /// Writes `newValue` as the next version.
+  ///
+  /// The value is encoded first, then committed in one transaction; only then do ``LiveData/value`` and
+  /// ``LiveData/version`` change and observers hear of it — synchronously on the main actor, scheduled
+  /// otherwise. Inside ``PersistentStore/transaction(isolation:_:)`` the change becomes visible when the
+  /// transaction commits.
+  ///
+  /// ```swift
+  /// try theme.set("dark")
+  /// theme.version   // one more than before
+  /// ```
+  /// - Parameters:
+  ///   - newValue: The value to store.
+  ///   - isolation: The caller's isolation, filled in by the compiler.
+  /// - Throws: ``PersistentLiveDataError`` (encoding failure, disk full, read-only, busy, closed store…);
+  ///   nothing has changed then.
+  public func set(_ newValue: Value, isolation: isolated (any Actor)? = #isolation) throws {
+    let payload = try ValueCodec.encode(newValue, key: key)
+    try write(newValue, payload: payload, expectedVersion: nil, isolation: isolation)
+  }
+
+  /// Atomically reads, transforms and writes the value as the next version.
+  ///
+  /// The transform runs without any lock held on a copy of the latest value. If another write (from this
+  /// or another process) commits in between, it runs again on the newer value, so it must not have side
+  /// effects. A transform that throws changes nothing.
+  ///
+  /// ```swift
+  /// let launches = try store.liveData("launches", default: 0)
+  /// try launches.update { $0 += 1 }
+  /// ```
+  /// - Parameters:
+  ///   - isolation: The caller's isolation, filled in by the compiler.
+  ///   - transform: Mutates the value in place.
+  /// - Returns: The value written.
+  /// - Throws: What `transform` throws, or a ``PersistentLiveDataError``; nothing has changed then.
+  @discardableResult
+  public func update(
+    isolation: isolated (any Actor)? = #isolation, _ transform: (inout Value) throws -> Void
+  ) throws -> Value {
+    while true {
+      let base = currentBase()
+      var candidate = base.value
+      try transform(&candidate)
+      let payload = try ValueCodec.encode(candidate, key: key)
+      do {
+        try write(candidate, payload: payload, expectedVersion: base.version, isolation: isolation)
+        return candidate
+      } catch let conflict as VersionConflict {
+        try reload(expecting: conflict.latestVersion, isolation: isolation)
+      }
+    }
+  }
+
+  /// The versions of this key still kept, newest first.
+  ///
+  /// ```swift
+  /// for entry in try settings.history(limit: 10) {
+  ///   print("v\(entry.version) at \(entry.writtenAt): \(entry.value)")
+  /// }
+  /// ```
+  /// - Parameter limit: The most versions to return; nil for all that are kept.
+  /// - Returns: The versions, newest first; empty if nothing was written yet.
+  /// - Throws: ``PersistentLiveDataError/undecodable(key:version:reason:)`` if a kept version no longer
+  ///   decodes, or a storage error.
+  public func history(limit: Int? = nil) throws -> [Versioned<Value>] {
+    try database.history(key: key, limit: limit).map { row in
+      Versioned(version: row.version, value: try decode(row), writtenAt: row.writtenAt)
+    }
+  }
+
+  /// The value stored as `version`.
+  ///
+  /// ```swift
+  /// if let before = try settings.value(at: settings.version - 1) { print(before) }
+  /// ```
+  /// - Parameter version: A version number.
+  /// - Returns: The value, or nil if that version was never written or has been pruned.
+  /// - Throws: ``PersistentLiveDataError/undecodable(key:version:reason:)`` or a storage error.
+  public func value(at version: Int64) throws -> Value? {
+    guard let row = try database.row(key: key, version: version) else { return nil }
+    return try decode(row)
+  }
+
+  /// Writes a new version holding the content of an earlier one.
+  ///
+  /// History is never rewritten: rolling back to version 3 of a key at version 7 writes version 8 with
+  /// the content of version 3.
+  ///
+  /// ```swift
+  /// try settings.rollback(to: 3)
+  /// ```
+  /// - Parameter version: A kept version of this key.
+  /// - Throws: ``PersistentLiveDataError/unknownVersion(key:version:)`` if it was never written or has
+  ///   been pruned; otherwise as ``set(_:isolation:)``.
+  public func rollback(to version: Int64, isolation: isolated (any Actor)? = #isolation) throws {
+    guard let row = try database.row(key: key, version: version) else {
+      throw PersistentLiveDataError.unknownVersion(key: key, version: version)
+    }
+    let restored = try decode(row)
+    try write(restored, payload: row.payload, expectedVersion: nil, isolation: isolation)
+  }
+
+  // MARK: Internals
+
+  private func decode(_ row: StoredRow) throws -> Value {
+    try ValueCodec.decode(Value.self, from: row.payload, key: key, version: row.version)
+  }
+
+  /// The value and version a read-modify-write starts from: what this thread's running transaction wrote
+  /// last, or the committed state.
+  private func currentBase() -> (value: Value, version: Int64) {
+    if let staged = database.stagedValue(for: key), let value = staged.value as? Value {
+      return (value, staged.version)
+    }
+    return snapshot
+  }
+
+  private func write(
+    _ newValue: Value, payload: Data, expectedVersion: Int64?, isolation: isolated (any Actor)?
+  ) throws {
+    let onMainActor = isolation === MainActor.shared
+    try database.write(key: key, payload: payload, expectedVersion: expectedVersion, staged: newValue) {
+      [self] version, _ in
+      self.accept(newValue, version: version, onMainActor: onMainActor)
+    }
+  }
+
+  /// Moves memory to a committed `version` (never backwards) and returns the notification to send once
+  /// the store's lock is released.
+  func accept(_ newValue: Value, version newVersion: Int64, onMainActor: Bool) -> (() -> Void)? {
+    let mustSchedule = storage.withLock { storage -> Bool? in
+      guard newVersion > storage.version else { return nil }
+      storage.store(newValue, version: newVersion)
+      guard !onMainActor, !storage.dispatchScheduled else { return false }
+      storage.dispatchScheduled = true
+      return true
+    }
+    guard let mustSchedule else { return nil }
+    return { [self] in self.notifyAfterWrite(onMainActor: onMainActor, mustSchedule: mustSchedule) }
+  }
+
+  /// Loads the newest stored version after a write by another connection, applying the store's
+  /// decode-failure policy.
+  private func reload(expecting latestVersion: Int64, isolation: isolated (any Actor)?) throws {
+    guard let row = try database.row(key: key, version: latestVersion) else { return }
+    let value: Value
+    switch database.options.onUndecodable {
+    case .throwError:
+      value = try decode(row)
+    case .useDefault, .lastDecodable:
+      value = (try? decode(row)) ?? self.value
+    }
+    accept(value, version: row.version, onMainActor: isolation === MainActor.shared)?()
+  }
+}

@@ -1,0 +1,125 @@
+/// Everything that can go wrong with a store, each case naming the key, version, path or SQLite code
+/// involved.
+///
+/// Descriptions are one sentence and never include stored values. Keys are shown escaped.
+///
+/// ```swift
+/// do {
+///   try settings.set(newSettings)
+/// } catch PersistentLiveDataError.diskFull(let path) {
+///   showAlert("No space left for \(path)")
+/// } catch {
+///   showAlert("\(error)")
+/// }
+/// ```
+public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, Sendable {
+  /// The stored value of `key` at `version` does not decode as the requested type.
+  case undecodable(key: String, version: Int64, reason: String)
+  /// The value for `key` could not be encoded as JSON.
+  case encodingFailed(key: String, reason: String)
+  /// `key` is already in use in this store with another value type.
+  case typeMismatch(key: String, existing: String, requested: String)
+  /// The key cannot be stored (empty, or longer than 1 MiB of UTF-8).
+  case invalidKey(key: String, reason: String)
+  /// `version` of `key` was never written or has been pruned.
+  case unknownVersion(key: String, version: Int64)
+  /// The disk or file system holding the store is full (SQLITE_FULL).
+  case diskFull(path: String)
+  /// The store's file, its folder or the file system is read-only (SQLITE_READONLY).
+  case readOnly(path: String)
+  /// Another connection held the write lock longer than the busy timeout (SQLITE_BUSY).
+  case busy(path: String)
+  /// The file is a damaged SQLite database (SQLITE_CORRUPT, a failed integrity check or a truncation).
+  case corrupt(path: String, detail: String)
+  /// The file is not an SQLite database at all (SQLITE_NOTADB, or the wrong header).
+  case notADatabase(path: String)
+  /// The file is an SQLite database that belongs to another application.
+  case foreignDatabase(path: String)
+  /// The file was written by a newer version of this library, with schema `found`; this one knows up to
+  /// `supported`.
+  case schemaTooNew(path: String, found: Int, supported: Int)
+  /// The store has been closed.
+  case storeClosed(path: String?)
+  /// This process already has a store open on the file.
+  case alreadyOpen(path: String)
+  /// The path is a symbolic link; stores refuse to follow them.
+  case symbolicLink(path: String)
+  /// The file could not be created or opened (SQLite code, or errno for file-system calls).
+  case cannotOpen(path: String, code: Int32, reason: String)
+  /// The operating system reported an I/O error (SQLITE_IOERR and its extended code).
+  case ioError(path: String, code: Int32, reason: String)
+  /// Any other SQLite failure, with its extended result code and message.
+  case sqlite(path: String?, code: Int32, message: String)
+
+  /// One sentence naming what failed and where.
+  ///
+  /// ```swift
+  /// print(PersistentLiveDataError.unknownVersion(key: "theme", version: 9))
+  /// // Version 9 of key "theme" does not exist or has been pruned.
+  /// ```
+  public var description: String {
+    switch self {
+    case .undecodable(let key, let version, let reason):
+      return "Version \(version) of key \(Self.quote(key)) cannot be decoded: \(reason)."
+    case .encodingFailed(let key, let reason):
+      return "The value for key \(Self.quote(key)) cannot be encoded as JSON: \(reason)."
+    case .typeMismatch(let key, let existing, let requested):
+      return "Key \(Self.quote(key)) is already open as \(existing), not \(requested)."
+    case .invalidKey(let key, let reason):
+      return "Key \(Self.quote(key)) is invalid: \(reason)."
+    case .unknownVersion(let key, let version):
+      return "Version \(version) of key \(Self.quote(key)) does not exist or has been pruned."
+    case .diskFull(let path):
+      return "The disk holding \(Self.quote(path)) is full; nothing was written."
+    case .readOnly(let path):
+      return "\(Self.quote(path)) is read-only; nothing was written."
+    case .busy(let path):
+      return "\(Self.quote(path)) is locked by another connection; try again."
+    case .corrupt(let path, let detail):
+      return "\(Self.quote(path)) is a damaged database (\(detail)); it was left untouched."
+    case .notADatabase(let path):
+      return "\(Self.quote(path)) is not an SQLite database; it was left untouched."
+    case .foreignDatabase(let path):
+      return "\(Self.quote(path)) is another application's SQLite database, not a PersistentLiveData store."
+    case .schemaTooNew(let path, let found, let supported):
+      return "\(Self.quote(path)) has schema version \(found), newer than the \(supported) this library supports."
+    case .storeClosed(let path):
+      return "The store \(path.map(Self.quote) ?? "in memory") is closed."
+    case .alreadyOpen(let path):
+      return "\(Self.quote(path)) is already open in this process; use the existing PersistentStore."
+    case .symbolicLink(let path):
+      return "\(Self.quote(path)) is a symbolic link; stores do not follow symbolic links."
+    case .cannotOpen(let path, let code, let reason):
+      return "\(Self.quote(path)) cannot be opened (code \(code)): \(reason)."
+    case .ioError(let path, let code, let reason):
+      return "I/O error on \(Self.quote(path)) (SQLite code \(code)): \(reason)."
+    case .sqlite(let path, let code, let message):
+      return "SQLite error \(code) on \(path.map(Self.quote) ?? "the in-memory store"): \(message)."
+    }
+  }
+
+  /// A key or path quoted with control characters, quotes and non-printing characters escaped, and
+  /// shortened to 200 characters.
+  static func quote(_ text: String) -> String {
+    let shortened = text.count > 200 ? String(text.prefix(200)) + "…" : text
+    var result = "\""
+    for scalar in shortened.unicodeScalars {
+      switch scalar {
+      case "\"": result += "\\\""
+      case "\\": result += "\\\\"
+      case "\n": result += "\\n"
+      case "\r": result += "\\r"
+      case "\t": result += "\\t"
+      default:
+        if scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format
+          || scalar.value == 0x7F
+        {
+          result += "\\u{\(String(scalar.value, radix: 16))}"
+        } else {
+          result.unicodeScalars.append(scalar)
+        }
+      }
+    }
+    return result + "\""
+  }
+}

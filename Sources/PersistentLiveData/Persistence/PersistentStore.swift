@@ -1,0 +1,203 @@
+/// An SQLite file of versioned values, and the factory of their ``PersistentLiveData``.
+///
+/// A store keeps one writer connection to its file. Values are stored as JSON, one row per (key,
+/// version), in a documented schema any SQLite client can read. Opening validates the file first: a
+/// file that is not a PersistentLiveData store is refused with a distinct error and left untouched.
+///
+/// ```swift
+/// let store = try PersistentStore(path: "\(dataFolder)/state.db")
+/// let counter = try store.liveData("launches", default: 0)
+/// try counter.update { $0 += 1 }
+/// print("launched \(counter.value) times")
+/// ```
+///
+/// Within one process, a file can be open in one store at a time; a second `PersistentStore` on the same
+/// file throws ``PersistentLiveDataError/alreadyOpen(path:)`` until the first is closed or released.
+/// Other processes may open the same file at the same time.
+public final class PersistentStore: Sendable {
+  let database: StoreDatabase
+
+  /// Opens the store at `path`, creating the file (mode 0600) and missing folders (mode 0700).
+  ///
+  /// ```swift
+  /// let store = try PersistentStore(path: "/var/lib/myapp/state.db",
+  ///                                 options: StoreOptions(durability: .normal))
+  /// ```
+  /// - Parameters:
+  ///   - path: The database file. Symbolic links are refused.
+  ///   - options: Durability, retention and decode-failure policy.
+  /// - Throws: ``PersistentLiveDataError``: `notADatabase`, `foreignDatabase`, `corrupt`,
+  ///   `schemaTooNew`, `alreadyOpen`, `symbolicLink`, `cannotOpen`, `readOnly`…
+  public init(path: String, options: StoreOptions = StoreOptions()) throws {
+    database = try StoreDatabase(path: path, options: options)
+  }
+
+  private init(inMemoryWith options: StoreOptions) throws {
+    database = try StoreDatabase(path: nil, options: options)
+  }
+
+  /// A store in memory: for tests and state that should not outlive the process.
+  ///
+  /// It behaves like a file store (versions, history, transactions) but nothing reaches a disk.
+  ///
+  /// ```swift
+  /// let store = try PersistentStore.inMemory()
+  /// let draft = try store.liveData("draft", default: "")
+  /// ```
+  /// - Parameter options: Retention and decode-failure policy (durability does not apply).
+  public static func inMemory(options: StoreOptions = StoreOptions()) throws -> PersistentStore {
+    try PersistentStore(inMemoryWith: options)
+  }
+
+  /// The database file, or nil for an in-memory store.
+  ///
+  /// ```swift
+  /// print("state is kept in \(store.path ?? "memory")")
+  /// ```
+  public var path: String? { database.path }
+
+  /// The options the store was opened with.
+  ///
+  /// ```swift
+  /// store.options.durability   // .full
+  /// ```
+  public var options: StoreOptions { database.options }
+
+  /// The live value stored under `key`, restored to its latest version.
+  ///
+  /// Asking again for the same key with the same `Value` type returns the same object as long as it is
+  /// alive. Version 0 means only the default exists; the first `set` writes version 1.
+  ///
+  /// ```swift
+  /// let theme = try store.liveData("theme", default: "light")
+  /// try store.liveData("theme", default: "light") === theme   // true
+  /// try store.liveData("theme", default: 0)                   // throws typeMismatch
+  /// ```
+  /// - Parameters:
+  ///   - key: Any non-empty string up to 1 MiB of UTF-8, NUL bytes included.
+  ///   - defaultValue: The value while nothing has been written.
+  /// - Throws: ``PersistentLiveDataError/typeMismatch(key:existing:requested:)``,
+  ///   ``PersistentLiveDataError/undecodable(key:version:reason:)`` (with the default
+  ///   ``DecodeFailurePolicy/throwError``), ``PersistentLiveDataError/invalidKey(key:reason:)``,
+  ///   ``PersistentLiveDataError/storeClosed(path:)`` or a storage error.
+  public func liveData<Value: Codable & Sendable>(
+    _ key: String, default defaultValue: Value
+  ) throws -> PersistentLiveData<Value> {
+    try Self.validate(key: key)
+    if let existing = try database.instance(for: key) {
+      return try Self.cast(existing, key: key)
+    }
+    let row = try database.takeLatestRow(for: key)
+    let (value, version) = try restore(row, key: key, default: defaultValue)
+    let created = PersistentLiveData(
+      key: key, value: value, version: version, defaultValue: defaultValue, database: database)
+    let winner = database.register(
+      LiveInstance(object: created, valueTypeName: String(reflecting: Value.self)), for: key)
+    return try Self.cast(winner, key: key)
+  }
+
+  /// Every key with at least one stored version, in byte order.
+  ///
+  /// ```swift
+  /// for key in try store.keys() { print(key) }
+  /// ```
+  /// - Throws: ``PersistentLiveDataError/storeClosed(path:)`` or a storage error.
+  public func keys() throws -> [String] {
+    try database.keys()
+  }
+
+  /// Runs `body` in one write transaction: the `set`s and `update`s inside commit together or not at
+  /// all.
+  ///
+  /// Observers and ``LiveData/value`` see the writes only after the commit. If `body` throws, nothing is
+  /// written and the error is rethrown. Other threads' writes wait until the transaction ends; nested
+  /// calls are savepoints.
+  ///
+  /// ```swift
+  /// try store.transaction {
+  ///   try from.update { $0 -= 10 }
+  ///   try to.update { $0 += 10 }
+  /// }
+  /// ```
+  /// - Parameters:
+  ///   - isolation: The caller's isolation, filled in by the compiler.
+  ///   - body: The writes to make together.
+  /// - Throws: What `body` throws, or a ``PersistentLiveDataError``.
+  public func transaction(
+    isolation: isolated (any Actor)? = #isolation, _ body: () throws -> Void
+  ) throws {
+    try database.transaction(body)
+  }
+
+  /// Makes every commit so far durable, also under ``Durability/normal``.
+  ///
+  /// Writes are committed by the time `set` returns; with ``Durability/normal`` the last commits may
+  /// still be lost on power loss until a checkpoint syncs them. `flush()` runs that checkpoint now.
+  ///
+  /// ```swift
+  /// try store.flush()   // before a planned shutdown
+  /// ```
+  /// - Throws: ``PersistentLiveDataError/storeClosed(path:)`` or a storage error.
+  public func flush() throws {
+    try database.flush()
+  }
+
+  /// Closes the file. Afterwards `set`, `update`, `liveData` and the other store calls throw
+  /// ``PersistentLiveDataError/storeClosed(path:)``; live data keep their last value. Idempotent.
+  ///
+  /// ```swift
+  /// try store.close()
+  /// ```
+  public func close() throws {
+    database.close()
+  }
+
+  // MARK: Internals
+
+  /// Keys must be non-empty and at most 1 MiB of UTF-8.
+  static let maximumKeyLength = 1 << 20
+
+  static func validate(key: String) throws {
+    if key.isEmpty {
+      throw PersistentLiveDataError.invalidKey(key: key, reason: "a key cannot be empty")
+    }
+    if key.utf8.count > maximumKeyLength {
+      throw PersistentLiveDataError.invalidKey(
+        key: key, reason: "a key can be at most \(maximumKeyLength) bytes of UTF-8")
+    }
+  }
+
+  private static func cast<Value: Codable & Sendable>(
+    _ instance: LiveInstance, key: String
+  ) throws -> PersistentLiveData<Value> {
+    if let typed = instance.object as? PersistentLiveData<Value> { return typed }
+    throw PersistentLiveDataError.typeMismatch(
+      key: key, existing: instance.valueTypeName, requested: String(reflecting: Value.self))
+  }
+
+  /// The starting value and version for `key` under the decode-failure policy.
+  private func restore<Value: Codable & Sendable>(
+    _ row: StoredRow?, key: String, default defaultValue: Value
+  ) throws -> (Value, Int64) {
+    guard let row else { return (defaultValue, 0) }
+    do {
+      return (try ValueCodec.decode(Value.self, from: row.payload, key: key, version: row.version), row.version)
+    } catch {
+      switch options.onUndecodable {
+      case .throwError:
+        throw error
+      case .useDefault:
+        return (defaultValue, row.version)
+      case .lastDecodable:
+        for older in try database.history(key: key, limit: nil).dropFirst() {
+          if let value = try? ValueCodec.decode(
+            Value.self, from: older.payload, key: key, version: older.version)
+          {
+            return (value, row.version)
+          }
+        }
+        return (defaultValue, row.version)
+      }
+    }
+  }
+}

@@ -1,0 +1,37 @@
+/// The statements the store runs, in one place so that the schema they assume is easy to review.
+enum SQL {
+  static let latestRow = """
+    SELECT version, written_at, payload FROM pld_values WHERE key = ? ORDER BY version DESC LIMIT 1
+    """
+  static let latestVersion = "SELECT max(version) FROM pld_values WHERE key = ?"
+  static let row = "SELECT version, written_at, payload FROM pld_values WHERE key = ? AND version = ?"
+  static let insert = "INSERT INTO pld_values (key, version, written_at, payload) VALUES (?, ?, ?, ?)"
+  static let prune = "DELETE FROM pld_values WHERE key = ? AND version <= ?"
+  static let history = """
+    SELECT version, written_at, payload FROM pld_values
+    WHERE key = ? AND version > ? ORDER BY version DESC LIMIT ?
+    """
+  static let keys = """
+    WITH RECURSIVE k(key) AS (
+      SELECT min(key) FROM pld_values
+      UNION ALL
+      SELECT (SELECT min(key) FROM pld_values WHERE key > k.key) FROM k WHERE k.key IS NOT NULL
+    )
+    SELECT key FROM k WHERE key IS NOT NULL
+    """
+  /// The latest row of every key: a skip-scan over the primary key, O(keys × log rows), so that history
+  /// rows cost nothing at startup.
+  static let latestRows = """
+    WITH RECURSIVE k(key) AS (
+      SELECT min(key) FROM pld_values
+      UNION ALL
+      SELECT (SELECT min(key) FROM pld_values WHERE key > k.key) FROM k WHERE k.key IS NOT NULL
+    )
+    SELECT v.key, v.version, v.written_at, v.payload FROM k
+    JOIN pld_values AS v ON v.key = k.key
+      AND v.version = (SELECT max(version) FROM pld_values WHERE key = k.key)
+    """
+  static let userTables = """
+    SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'
+    """
+}

@@ -1,0 +1,336 @@
+import Foundation
+
+/// The connection of one store and everything done with it.
+///
+/// One SQLite connection per store, used under one recursive lock: SQLite's own mutex serializes single
+/// calls, not transactions, so every `BEGIN … COMMIT` runs entirely under this lock. The lock is recursive
+/// only for ``PersistentStore/transaction(isolation:_:)``, whose body runs on the calling thread and may
+/// call `set`. Apart from transaction bodies, no user code (encoding, decoding, observers) ever runs
+/// while the lock is held.
+final class StoreDatabase: @unchecked Sendable {
+  let path: String?
+  let options: StoreOptions
+  private let lock = NSRecursiveLock()
+  private var connection: SQLiteConnection?
+  private var fileRegistration: OpenFileRegistration?
+  /// The latest row of every key, read at open, consumed as live data are created.
+  private var preloaded: [String: StoredRow]
+  private var instances: [String: LiveInstance] = [:]
+  private var transaction: TransactionContext?
+
+  /// Opens (creating it if needed) and validates the database at `path`, or an in-memory one.
+  init(path: String?, options: StoreOptions) throws {
+    self.path = path
+    self.options = options
+    let opened = try StoreOpener(path: path, options: options).openDatabase()
+    connection = opened.connection
+    fileRegistration = opened.registration
+    preloaded = opened.latestRows
+  }
+
+  deinit {
+    connection?.close()
+  }
+
+  /// The path used in errors.
+  var displayPath: String { path ?? ":memory:" }
+
+  // MARK: Locking
+
+  func locked<Result>(_ body: () throws -> Result) rethrows -> Result {
+    lock.lock()
+    defer { lock.unlock() }
+    return try body()
+  }
+
+  /// The open connection; throws ``PersistentLiveDataError/storeClosed(path:)`` after `close()`.
+  /// Call with the lock held.
+  private func openConnection() throws -> SQLiteConnection {
+    guard let connection else { throw PersistentLiveDataError.storeClosed(path: path) }
+    return connection
+  }
+
+  /// Runs `body` with the connection under the lock, turning SQLite errors into store errors.
+  func withConnection<Result>(_ body: (SQLiteConnection) throws -> Result) throws -> Result {
+    try locked {
+      let connection = try openConnection()
+      do {
+        return try body(connection)
+      } catch {
+        throw StoreErrors.map(error, path: displayPath)
+      }
+    }
+  }
+
+  var isClosed: Bool { locked { connection == nil } }
+
+  func close() {
+    locked {
+      connection?.close()
+      connection = nil
+      fileRegistration = nil
+      preloaded = [:]
+    }
+  }
+
+  // MARK: Live data instances
+
+  /// The live instance for `key`, if one exists.
+  func instance(for key: String) throws -> LiveInstance? {
+    try locked {
+      _ = try openConnection()
+      return instances[key].flatMap { $0.object == nil ? nil : $0 }
+    }
+  }
+
+  /// Registers `created` unless another thread registered an instance first; returns the winner.
+  func register(_ created: LiveInstance, for key: String) -> LiveInstance {
+    locked {
+      if let existing = instances[key], existing.object != nil { return existing }
+      instances[key] = created
+      return created
+    }
+  }
+
+  /// The newest row of `key`: from the rows read at open if still there, otherwise from the file.
+  func takeLatestRow(for key: String) throws -> StoredRow? {
+    try withConnection { connection in
+      if let row = preloaded.removeValue(forKey: key) { return row }
+      return try Self.latestRow(key: key, connection: connection)
+    }
+  }
+
+  // MARK: Writing
+
+  /// Writes `payload` as the next version of `key` in its own transaction, or as part of the running
+  /// ``transaction(_:)`` of this thread.
+  ///
+  /// `publish` runs under the lock once the write is committed (at the end of the enclosing transaction
+  /// if there is one) and returns what to run after the lock is released (the notifications).
+  /// - Parameter expectedVersion: When given, the write happens only if the newest stored version is
+  ///   still this one; otherwise ``VersionConflict`` is thrown and nothing is written.
+  func write(
+    key: String, payload: Data, expectedVersion: Int64? = nil, staged: (any Sendable)? = nil,
+    publish: @escaping (Int64, Date) -> (() -> Void)?
+  ) throws {
+    var notification: (() -> Void)?
+    try withConnection { connection in
+      let writtenAt = Date()
+      if let transaction {
+        let version = try insertNext(
+          key: key, payload: payload, writtenAt: writtenAt, expectedVersion: expectedVersion,
+          connection: connection)
+        transaction.record(key: key, version: version, staged: staged) { publish(version, writtenAt) }
+        return
+      }
+      try connection.begin(.immediate)
+      let version: Int64
+      do {
+        version = try insertNext(
+          key: key, payload: payload, writtenAt: writtenAt, expectedVersion: expectedVersion,
+          connection: connection)
+        try connection.commit()
+      } catch {
+        connection.rollback()
+        throw error
+      }
+      notification = publish(version, writtenAt)
+    }
+    notification?()
+  }
+
+  /// Inserts the next version of `key` inside the current write transaction, reading the newest version
+  /// inside it, so that no two connections or processes ever commit the same (key, version).
+  private func insertNext(
+    key: String, payload: Data, writtenAt: Date, expectedVersion: Int64?, connection: SQLiteConnection
+  ) throws -> Int64 {
+    let latest = try Self.latestVersion(key: key, connection: connection)
+    if let expectedVersion, expectedVersion != latest {
+      throw VersionConflict(latestVersion: latest)
+    }
+    let version = latest + 1
+    let insert = try connection.cachedStatement(SQL.insert)
+    try insert.bind(key, at: 1)
+    try insert.bind(version, at: 2)
+    try insert.bind(StoredRow.milliseconds(writtenAt), at: 3)
+    try insert.bindText(payload, at: 4)
+    try insert.run()
+    if let keep = options.retention.limit, Self.isPruneDue(version: version, keep: keep) {
+      let prune = try connection.cachedStatement(SQL.prune)
+      try prune.bind(key, at: 1)
+      try prune.bind(version - keep, at: 2)
+      try prune.run()
+    }
+    return version
+  }
+
+  /// Old versions are deleted in batches so that retention adds a small constant to the average write.
+  static func isPruneDue(version: Int64, keep: Int64) -> Bool {
+    let batch = min(128, max(16, keep / 2))
+    return version > keep && version % batch == 0
+  }
+
+  // MARK: Transactions
+
+  /// Runs `body` inside one write transaction; the writes in it commit together or not at all, and
+  /// observers hear of them only after the commit. Nested calls use savepoints.
+  func transaction(_ body: () throws -> Void) throws {
+    var notifications: [() -> Void] = []
+    try locked {
+      let connection = try openConnection()
+      if let transaction {
+        try transaction.nested(connection: connection, body)
+        return
+      }
+      let context = TransactionContext()
+      transaction = context
+      defer { transaction = nil }
+      do {
+        try connection.begin(.immediate)
+      } catch {
+        throw StoreErrors.map(error, path: displayPath)
+      }
+      do {
+        try body()
+        try connection.commit()
+      } catch {
+        connection.rollback()
+        throw StoreErrors.map(error, path: displayPath)
+      }
+      notifications = context.publishAll()
+    }
+    for notification in notifications { notification() }
+  }
+
+  /// The value of `key` written earlier in the running transaction of this thread, if any.
+  func stagedValue(for key: String) -> (value: any Sendable, version: Int64)? {
+    locked { transaction?.staged[key] }
+  }
+
+  // MARK: Reading
+
+  func latestVersion(key: String) throws -> Int64 {
+    try withConnection { try Self.latestVersion(key: key, connection: $0) }
+  }
+
+  /// The oldest version still visible under the retention option, given the newest.
+  func retentionFloor(latest: Int64) -> Int64 {
+    guard let keep = options.retention.limit else { return 0 }
+    return max(0, latest - keep)
+  }
+
+  /// Versions of `key` newer than the retention floor, newest first.
+  func history(key: String, limit: Int?) throws -> [StoredRow] {
+    try withConnection { connection in
+      let latest = try Self.latestVersion(key: key, connection: connection)
+      let statement = try connection.cachedStatement(SQL.history)
+      try statement.bind(key, at: 1)
+      try statement.bind(retentionFloor(latest: latest), at: 2)
+      try statement.bind(Int64(limit.map { max(0, $0) } ?? -1), at: 3)
+      var rows: [StoredRow] = []
+      while try statement.step() {
+        rows.append(Self.row(key: key, statement))
+      }
+      return rows
+    }
+  }
+
+  /// Version `version` of `key`, or nil if it was never written or is below the retention floor.
+  func row(key: String, version: Int64) throws -> StoredRow? {
+    try withConnection { connection in
+      let latest = try Self.latestVersion(key: key, connection: connection)
+      guard version > retentionFloor(latest: latest), version <= latest else { return nil }
+      let statement = try connection.cachedStatement(SQL.row)
+      try statement.bind(key, at: 1)
+      try statement.bind(version, at: 2)
+      return try statement.step() ? Self.row(key: key, statement) : nil
+    }
+  }
+
+  func keys() throws -> [String] {
+    try withConnection { connection in
+      let statement = try connection.cachedStatement(SQL.keys)
+      var keys: [String] = []
+      while try statement.step() { keys.append(statement.text(0)) }
+      return keys
+    }
+  }
+
+  /// Makes every commit so far durable, also under ``Durability/normal``: a checkpoint syncs the WAL
+  /// before copying it ("the WAL file is synced before the checkpoint begins" — SQLite, WAL docs).
+  func flush() throws {
+    try withConnection { connection in
+      _ = try connection.walCheckpoint(.passive)
+    }
+  }
+
+  static func latestVersion(key: String, connection: SQLiteConnection) throws -> Int64 {
+    let statement = try connection.cachedStatement(SQL.latestVersion)
+    try statement.bind(key, at: 1)
+    guard try statement.step(), !statement.isNull(0) else { return 0 }
+    return statement.int64(0)
+  }
+
+  static func latestRow(key: String, connection: SQLiteConnection) throws -> StoredRow? {
+    let statement = try connection.cachedStatement(SQL.latestRow)
+    try statement.bind(key, at: 1)
+    return try statement.step() ? row(key: key, statement) : nil
+  }
+
+  /// Reads (version, written_at, payload) from the current row.
+  static func row(key: String, _ statement: SQLiteStatement) -> StoredRow {
+    StoredRow(
+      key: key, version: statement.int64(0), writtenAtMilliseconds: statement.int64(1),
+      payload: statement.data(2))
+  }
+}
+
+/// The newest stored version was not the one a read-modify-write started from.
+struct VersionConflict: Error {
+  let latestVersion: Int64
+}
+
+/// A live ``PersistentLiveData`` of a store, held weakly, with the name of its value type.
+struct LiveInstance {
+  weak var object: AnyObject?
+  let valueTypeName: String
+}
+
+/// The writes of one running ``StoreDatabase/transaction(_:)``.
+final class TransactionContext {
+  private var publications: [() -> (() -> Void)?] = []
+  private(set) var staged: [String: (value: any Sendable, version: Int64)] = [:]
+  private var savepointDepth = 0
+
+  func record(
+    key: String, version: Int64, staged value: (any Sendable)?, publication: @escaping () -> (() -> Void)?
+  ) {
+    publications.append(publication)
+    if let value { staged[key] = (value, version) }
+  }
+
+  /// Runs `body` in a savepoint; if it throws, its writes are undone and forgotten.
+  func nested(connection: SQLiteConnection, _ body: () throws -> Void) throws {
+    savepointDepth += 1
+    defer { savepointDepth -= 1 }
+    let name = "pld_savepoint_\(savepointDepth)"
+    let mark = publications.count
+    let stagedBefore = staged
+    try connection.execute("SAVEPOINT \(name)")
+    do {
+      try body()
+      try connection.execute("RELEASE \(name)")
+    } catch {
+      try? connection.execute("ROLLBACK TO \(name)")
+      try? connection.execute("RELEASE \(name)")
+      publications.removeSubrange(mark...)
+      staged = stagedBefore
+      throw error
+    }
+  }
+
+  /// Applies every committed write to memory, in order; returns the notifications to send.
+  func publishAll() -> [() -> Void] {
+    publications.compactMap { $0() }
+  }
+}

@@ -1,0 +1,173 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Creates or validates a store file and opens its connection.
+///
+/// Validation comes before anything is written: a file that is not ours — not SQLite, another
+/// application's database, truncated, damaged, or of a newer schema — is refused with a distinct
+/// ``PersistentLiveDataError`` and left byte-for-byte as it was. Only then does the store switch the
+/// file to WAL, set `synchronous`, and apply migrations.
+struct StoreOpener {
+  let path: String?
+  let options: StoreOptions
+
+  struct Opened {
+    let connection: SQLiteConnection
+    let registration: OpenFileRegistration?
+    let latestRows: [String: StoredRow]
+  }
+
+  func openDatabase() throws -> Opened {
+    guard let path else {
+      let connection = try map { try SQLiteConnection(path: ":memory:", mode: .memory) }
+      try configure(connection, path: ":memory:")
+      return Opened(connection: connection, registration: nil, latestRows: [:])
+    }
+    try prepareFile(at: path)
+    let registration = try OpenFileRegistration(path: path)
+    let connection = try map(path: path) { try SQLiteConnection(path: path, mode: .readWrite) }
+    do {
+      try validateContents(of: connection, path: path)
+      try configure(connection, path: path)
+      let rows = try map(path: path) { try Self.readLatestRows(connection) }
+      return Opened(connection: connection, registration: registration, latestRows: rows)
+    } catch {
+      connection.close()
+      throw error
+    }
+  }
+
+  /// Refuses symbolic links and files that are not SQLite; creates a missing file (0600) and its
+  /// missing folders (0700).
+  private func prepareFile(at path: String) throws {
+    let status: DatabaseFileStatus
+    do {
+      status = try DatabaseFile.classify(path: path)
+    } catch {
+      throw PersistentLiveDataError.cannotOpen(path: path, code: error.code, reason: error.description)
+    }
+    switch status {
+    case .missing:
+      try createFile(at: path)
+    case .empty, .sqlite:
+      break
+    case .symbolicLink:
+      throw PersistentLiveDataError.symbolicLink(path: path)
+    case .notRegularFile, .notSQLite:
+      throw PersistentLiveDataError.notADatabase(path: path)
+    case .truncated(let header, let fileSize):
+      let expected = header.expectedFileSize ?? 0
+      throw PersistentLiveDataError.corrupt(
+        path: path, detail: "truncated: \(fileSize) bytes of \(expected)")
+    }
+  }
+
+  private func createFile(at path: String) throws {
+    let folder = (path as NSString).deletingLastPathComponent
+    if !folder.isEmpty, !FileManager.default.fileExists(atPath: folder) {
+      do {
+        try FileManager.default.createDirectory(
+          atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+      } catch {
+        throw PersistentLiveDataError.cannotOpen(
+          path: path, code: Int32(EACCES), reason: "cannot create folder \(folder)")
+      }
+    }
+    let descriptor = open(path, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, 0o600)
+    if descriptor < 0 {
+      let code = errno
+      // Created by someone else in the meantime: validate it like any existing file.
+      if code == EEXIST { return try prepareFile(at: path) }
+      throw PersistentLiveDataError.cannotOpen(path: path, code: code, reason: String(cString: strerror(code)))
+    }
+    close(descriptor)
+  }
+
+  /// Reads the identity of the file without changing it.
+  private func validateContents(of connection: SQLiteConnection, path: String) throws {
+    let (applicationID, schemaVersion, tables) = try map(path: path) {
+      (
+        try connection.pragmaInt("application_id"),
+        try connection.pragmaInt("user_version"),
+        try Self.userTables(connection)
+      )
+    }
+    if applicationID == 0 && tables.isEmpty && schemaVersion == 0 {
+      return  // a new, empty database
+    }
+    guard applicationID == Int64(Migrator.applicationID) else {
+      throw PersistentLiveDataError.foreignDatabase(path: path)
+    }
+    if schemaVersion > Int64(Migrator.latestVersion) {
+      throw PersistentLiveDataError.schemaTooNew(
+        path: path, found: Int(schemaVersion), supported: Migrator.latestVersion)
+    }
+    if options.verifiesIntegrityOnOpen {
+      let result = try map(path: path) { try connection.scalarText("PRAGMA quick_check") }
+      if let result, result != "ok" {
+        throw PersistentLiveDataError.corrupt(path: path, detail: result)
+      }
+    }
+  }
+
+  /// WAL, `synchronous` from the durability option, the busy timeout, then migrations.
+  private func configure(_ connection: SQLiteConnection, path: String) throws {
+    try map(path: path) {
+      try connection.busyTimeout(options.busyTimeoutMilliseconds)
+      if path != ":memory:" {
+        let mode = try connection.setPragma("journal_mode", "WAL")
+        if mode?.lowercased() != "wal" {
+          throw PersistentLiveDataError.cannotOpen(
+            path: path, code: 0, reason: "the file cannot be switched to WAL mode")
+        }
+      }
+      _ = try connection.setPragma("synchronous", options.durability == .full ? "FULL" : "NORMAL")
+    }
+    do {
+      try Migrator().migrate(connection)
+    } catch let error as MigrationError {
+      switch error {
+      case .schemaTooNew(let found, let supported):
+        throw PersistentLiveDataError.schemaTooNew(path: path, found: found, supported: supported)
+      default:
+        throw PersistentLiveDataError.sqlite(path: path, code: 0, message: "\(error)")
+      }
+    } catch {
+      throw StoreErrors.map(error, path: path)
+    }
+  }
+
+  private func map<Result>(path: String = ":memory:", _ body: () throws -> Result) throws -> Result {
+    do {
+      return try body()
+    } catch {
+      throw StoreErrors.map(error, path: path)
+    }
+  }
+
+  static func userTables(_ connection: SQLiteConnection) throws -> [String] {
+    let statement = try connection.prepare(SQL.userTables)
+    var names: [String] = []
+    while try statement.step() { names.append(statement.text(0)) }
+    return names
+  }
+
+  static func readLatestRows(_ connection: SQLiteConnection) throws -> [String: StoredRow] {
+    let statement = try connection.prepare(SQL.latestRows)
+    var rows: [String: StoredRow] = [:]
+    while try statement.step() {
+      let key = statement.text(0)
+      rows[key] = StoredRow(
+        key: key, version: statement.int64(1), writtenAtMilliseconds: statement.int64(2),
+        payload: statement.data(3))
+    }
+    return rows
+  }
+}

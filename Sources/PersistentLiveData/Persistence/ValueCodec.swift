@@ -1,0 +1,54 @@
+import Foundation
+
+/// Turns values into the JSON text stored in `pld_values.payload` and back.
+///
+/// Keys are sorted so that equal values give equal bytes and diffs stay small; slashes are not escaped
+/// so the text reads naturally in any SQLite client.
+enum ValueCodec {
+  private static let encoder: JSONEncoder = {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    return encoder
+  }()
+  private static let decoder = JSONDecoder()
+
+  static func encode<Value: Encodable>(_ value: Value, key: String) throws -> Data {
+    do {
+      return try encoder.encode(value)
+    } catch {
+      throw PersistentLiveDataError.encodingFailed(key: key, reason: describe(error))
+    }
+  }
+
+  static func decode<Value: Decodable>(
+    _ type: Value.Type, from payload: Data, key: String, version: Int64
+  ) throws -> Value {
+    do {
+      return try decoder.decode(type, from: payload)
+    } catch {
+      throw PersistentLiveDataError.undecodable(key: key, version: version, reason: describe(error))
+    }
+  }
+
+  /// A short reason without payload contents.
+  static func describe(_ error: any Error) -> String {
+    switch error {
+    case DecodingError.typeMismatch(let type, let context):
+      return "expected \(type) at \(path(context.codingPath))"
+    case DecodingError.valueNotFound(let type, let context):
+      return "missing \(type) value at \(path(context.codingPath))"
+    case DecodingError.keyNotFound(let key, let context):
+      return "missing key \"\(key.stringValue)\" at \(path(context.codingPath))"
+    case DecodingError.dataCorrupted(let context):
+      return "invalid data at \(path(context.codingPath))"
+    case EncodingError.invalidValue(_, let context):
+      return "invalid value at \(path(context.codingPath)): \(context.debugDescription)"
+    default:
+      return String(describing: type(of: error))
+    }
+  }
+
+  private static func path(_ codingPath: [any CodingKey]) -> String {
+    codingPath.isEmpty ? "the top level" : codingPath.map(\.stringValue).joined(separator: ".")
+  }
+}
