@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A container that cancels everything put into it when it is released or disposed.
 ///
@@ -20,7 +19,7 @@ import Synchronization
 /// }
 /// ```
 public final class DisposeBag: Sendable {
-  private let cancellables = Mutex<[any Cancellable]>([])
+  private let cancellables = Locked<[any Cancellable]>([])
 
   /// Creates an empty bag.
   ///

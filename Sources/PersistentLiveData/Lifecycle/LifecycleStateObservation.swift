@@ -1,8 +1,7 @@
-import Synchronization
 
 /// The token returned by ``ScopeLifecycle/observeState(_:)``: one registered state callback.
 ///
-/// The callback and the last state it received sit behind a `Mutex`, so ``cancel()`` is callable from any
+/// The callback and the last state it received sit behind a lock, so ``cancel()`` is callable from any
 /// thread. The scope calls ``deliver(_:)`` on the main actor; the lock is released before the callback runs.
 ///
 /// Once ``cancel()`` has returned, no delivery begins. A delivery the main actor had already begun when
@@ -14,10 +13,10 @@ final class LifecycleStateObservation: Cancellable, Sendable {
     var lastDelivered: LifecycleState?
   }
 
-  private let storage: Mutex<Storage>
+  private let storage: Locked<Storage>
 
   init(_ onChange: @escaping @MainActor (LifecycleState) -> Void) {
-    storage = Mutex(Storage(onChange: onChange, lastDelivered: nil))
+    storage = Locked(Storage(onChange: onChange, lastDelivered: nil))
   }
 
   /// Whether the observation was cancelled or its scope ended.

@@ -1,11 +1,10 @@
-import Synchronization
 
 /// The delivery machinery shared by ``FutureEvent`` and ``SingleEvent``: actions reach the observers that
 /// are active when the action is delivered, in trigger order, and nothing is replayed.
 final class EventChannel<Action: Sendable>: @unchecked Sendable {
   let registry = ObserverRegistry<Action>()
   /// Actions triggered off the main actor, waiting for the scheduled main-actor drain.
-  private let pending = Mutex<(actions: [Action], drainScheduled: Bool)>(([], false))
+  private let pending = Locked<(actions: [Action], drainScheduled: Bool)>(([], false))
   /// Actions triggered on the main actor while a delivery was running; main-actor state.
   private var queued: [Action] = []
   private var isDelivering = false

@@ -1,4 +1,3 @@
-import Synchronization
 
 extension LiveData {
   /// The value as an async sequence: the current value (if initialized), then the latest value after

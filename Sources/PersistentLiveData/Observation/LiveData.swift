@@ -1,4 +1,3 @@
-import Synchronization
 
 /// An observable value holder whose observers respect lifecycles, modelled on Android's LiveData.
 ///
@@ -20,7 +19,7 @@ import Synchronization
 /// Observation is main-actor work; see the delivery rules in the package documentation.
 open class LiveData<Value: Sendable>: @unchecked Sendable {
   /// Value, version and async-sequence subscribers, readable and writable from any thread.
-  let storage: Mutex<LiveDataStorage<Value>>
+  let storage: Locked<LiveDataStorage<Value>>
   /// The observers; only touched on the main actor.
   let registry = ObserverRegistry<Value>()
   /// Dispatch bookkeeping; only touched on the main actor.
@@ -36,7 +35,7 @@ open class LiveData<Value: Sendable>: @unchecked Sendable {
   /// ```
   /// - Parameter value: The initial value; it is delivered to observers that register.
   public init(_ value: Value) {
-    storage = Mutex(LiveDataStorage(value: value, version: 0))
+    storage = Locked(LiveDataStorage(value: value, version: 0))
     connectRegistry()
   }
 
@@ -48,13 +47,13 @@ open class LiveData<Value: Sendable>: @unchecked Sendable {
   /// user.observeForever { print($0 as Any) }   // not called until user.set(…)
   /// ```
   public init() where Value: ExpressibleByNilLiteral {
-    storage = Mutex(LiveDataStorage(value: nil, version: -1))
+    storage = Locked(LiveDataStorage(value: nil, version: -1))
     connectRegistry()
   }
 
   /// Creates a LiveData at an explicit version; -1 means "not initialized".
   init(value: Value, version: Int64) {
-    storage = Mutex(LiveDataStorage(value: value, version: version))
+    storage = Locked(LiveDataStorage(value: value, version: version))
     connectRegistry()
   }
 

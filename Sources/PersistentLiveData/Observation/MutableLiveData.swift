@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A ``LiveData`` that can be written from any isolation.
 ///
 /// Called on the main actor, ``set(_:isolation:)`` notifies observers before it returns. Called from

@@ -18,7 +18,7 @@ public final class Observer<Value: Sendable>: Cancellable, Hashable {
   let update: @MainActor (Value) -> Void
   private let cancelled = Atomic<Bool>(false)
   /// The registries this observer is in, so that `cancel()` can reach them from any thread.
-  private let hosts = Mutex<[ObjectIdentifier: WeakObserverHost]>([:])
+  private let hosts = Locked<[ObjectIdentifier: WeakObserverHost]>([:])
 
   /// Creates an observer that calls `update` with each value delivered to it.
   ///

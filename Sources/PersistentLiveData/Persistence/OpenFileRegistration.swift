@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +20,7 @@ final class OpenFileRegistration: Sendable {
     let inode: UInt64
   }
 
-  private static let openFiles = Mutex<Set<FileIdentity>>([])
+  private static let openFiles = Locked<Set<FileIdentity>>([])
   private let identity: FileIdentity
 
   /// Claims the file at `path`, which must exist.

@@ -176,6 +176,12 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
     return { [self] in self.notifyAfterWrite(onMainActor: onMainActor, mustSchedule: mustSchedule) }
   }
 
+  /// Moves to a row written without this instance, if it is newer and decodes.
+  func accept(_ row: StoredRow, onMainActor: Bool) -> (() -> Void)? {
+    guard let value = try? decode(row) else { return nil }
+    return accept(value, version: row.version, onMainActor: onMainActor)
+  }
+
   /// Loads the newest stored version after a write by another connection, applying the store's
   /// decode-failure policy.
   private func reload(expecting latestVersion: Int64, isolation: isolated (any Actor)?) throws {

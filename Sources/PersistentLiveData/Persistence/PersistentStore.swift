@@ -91,8 +91,10 @@ public final class PersistentStore: Sendable {
     let (value, version) = try restore(row, key: key, default: defaultValue)
     let created = PersistentLiveData(
       key: key, value: value, version: version, defaultValue: defaultValue, database: database)
-    let winner = database.register(
-      LiveInstance(object: created, valueTypeName: String(reflecting: Value.self)), for: key)
+    let instance = LiveInstance(
+      object: created, valueTypeName: String(reflecting: Value.self),
+      accept: { [weak created] row, onMainActor in created?.accept(row, onMainActor: onMainActor) })
+    let winner = database.register(instance, for: key)
     return try Self.cast(winner, key: key)
   }
 

@@ -75,7 +75,12 @@ final class StoreDatabase: @unchecked Sendable {
 
   // MARK: Live data instances
 
-  /// The live instance for `key`, if one exists.
+  /// The live instance for `key`, if one exists (lock held or not).
+  func liveInstance(for key: String) -> LiveInstance? {
+    locked { instances[key].flatMap { $0.object == nil ? nil : $0 } }
+  }
+
+  /// The live instance for `key`, if one exists; throws if the store is closed.
   func instance(for key: String) throws -> LiveInstance? {
     try locked {
       _ = try openConnection()
@@ -247,6 +252,30 @@ final class StoreDatabase: @unchecked Sendable {
     }
   }
 
+  /// Deletes all but the newest `keep` versions of `key` (or of every key) in one transaction.
+  func prune(key: String?, keep: Int64) throws -> Int {
+    let keys = try key.map { [$0] } ?? self.keys()
+    return try withConnection { connection in
+      try connection.begin(.immediate)
+      do {
+        var deleted = 0
+        for key in keys {
+          let latest = try Self.latestVersion(key: key, connection: connection)
+          let prune = try connection.cachedStatement(SQL.prune)
+          try prune.bind(key, at: 1)
+          try prune.bind(latest - keep, at: 2)
+          try prune.run()
+          deleted += connection.changes
+        }
+        try connection.commit()
+        return deleted
+      } catch {
+        connection.rollback()
+        throw error
+      }
+    }
+  }
+
   func keys() throws -> [String] {
     try withConnection { connection in
       let statement = try connection.cachedStatement(SQL.keys)
@@ -290,10 +319,13 @@ struct VersionConflict: Error {
   let latestVersion: Int64
 }
 
-/// A live ``PersistentLiveData`` of a store, held weakly, with the name of its value type.
+/// A live ``PersistentLiveData`` of a store, held weakly, with the name of its value type and a way to
+/// move it to a version written without it (by `pld-tool`, another process, or raw JSON).
 struct LiveInstance {
   weak var object: AnyObject?
   let valueTypeName: String
+  /// Decodes `row` into the instance (if it is newer and decodes) and returns its notification.
+  let accept: (StoredRow, _ onMainActor: Bool) -> (() -> Void)?
 }
 
 /// The writes of one running ``StoreDatabase/transaction(_:)``.

@@ -1,0 +1,55 @@
+import Foundation
+
+/// Raw-JSON operations for `pld-tool`, going through the same write path as an app's `set`: the same
+/// versioning, retention and error handling, and live values of this process are moved along.
+extension PersistentStore {
+  /// Validates `json`, stores it in the library's format (sorted keys) as the next version of `key`,
+  /// and returns that version.
+  package func setJSON(_ json: Data, forKey key: String) throws -> Int64 {
+    try Self.validate(key: key)
+    let payload = try Self.canonicalJSON(json, key: key)
+    return try writeRaw(payload, key: key)
+  }
+
+  /// Writes the content of `version` of `key` as a new version and returns it.
+  package func rollbackJSON(key: String, to version: Int64) throws -> Int64 {
+    guard let row = try database.row(key: key, version: version) else {
+      throw PersistentLiveDataError.unknownVersion(key: key, version: version)
+    }
+    return try writeRaw(row.payload, key: key)
+  }
+
+  /// Deletes all but the newest `keep` versions (at least 1) of `key`, or of every key; returns the number
+  /// of rows deleted. Version numbers are never reused afterwards.
+  package func prune(key: String?, keep: Int) throws -> Int {
+    try database.prune(key: key, keep: Int64(max(1, keep)))
+  }
+
+  /// Kept versions of `key`, newest first, as stored.
+  package func rows(key: String, limit: Int? = nil) throws -> [StoredRow] {
+    try database.history(key: key, limit: limit)
+  }
+
+  private func writeRaw(_ payload: Data, key: String) throws -> Int64 {
+    var written: Int64 = 0
+    try database.write(key: key, payload: payload) { [database] version, writtenAt in
+      written = version
+      let row = StoredRow(
+        key: key, version: version, writtenAtMilliseconds: StoredRow.milliseconds(writtenAt),
+        payload: payload)
+      return database.liveInstance(for: key)?.accept(row, false)
+    }
+    return written
+  }
+
+  /// `json` re-serialized with sorted keys and unescaped slashes, or `encodingFailed` if it is not JSON.
+  static func canonicalJSON(_ json: Data, key: String) throws -> Data {
+    do {
+      let object = try JSONSerialization.jsonObject(with: json, options: [.fragmentsAllowed])
+      return try JSONSerialization.data(
+        withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
+    } catch {
+      throw PersistentLiveDataError.encodingFailed(key: key, reason: "the text is not valid JSON")
+    }
+  }
+}
