@@ -1,0 +1,27 @@
+/// The migrations compiled into the library, in order.
+///
+/// Each file of `Migrations/` is embedded by a `.embedInCode("../../Migrations/NNNN_name.sql")` line in
+/// `Package.swift`; SwiftPM exposes it as `PackageResources._NNN_name_sql` (a leading digit becomes `_`),
+/// a `[UInt8]` without the file name, so ``files`` pairs each with its name. A test compares this list
+/// with the folder's listing, so a new file cannot be forgotten.
+///
+/// Adding a migration: add the file, its `.embedInCode` line, and a row to ``files``.
+package enum MigrationCatalog {
+  /// File name and embedded bytes of every migration, in version order.
+  static let files: [(fileName: String, bytes: [UInt8])] = [
+    ("0001_initial_schema.sql", PackageResources._001_initial_schema_sql)
+  ]
+
+  /// Every migration, ordered by version.
+  ///
+  /// A file whose name does not parse is left out here; the catalog test catches it.
+  package static let migrations: [Migration] = files.compactMap { file in
+    Migration(fileName: file.fileName, sql: String(decoding: file.bytes, as: UTF8.self))
+  }.sorted { $0.version < $1.version }
+
+  /// The file names of ``files``, for the catalog test.
+  package static var fileNames: [String] { files.map(\.fileName) }
+
+  /// The newest schema version this library knows (0 if the catalog were empty).
+  package static var latestVersion: Int { migrations.last?.version ?? 0 }
+}

@@ -1,0 +1,189 @@
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
+
+/// The fields of the 100-byte header at the start of every SQLite database file.
+///
+/// Parsed in pure Swift (no SQLite) from the layout documented at https://www.sqlite.org/fileformat.html
+/// ("1.3. The Database Header"). All multibyte fields are big-endian.
+///
+/// ```swift
+/// if case .sqlite(let header) = try DatabaseFile.classify(path: path), header.isWAL { … }
+/// ```
+package struct DatabaseFileHeader: Sendable, Hashable {
+  /// The header's length in bytes.
+  package static let length = 100
+  /// "The header string: "SQLite format 3\000"" (offset 0, 16 bytes).
+  package static let magic: [UInt8] = Array("SQLite format 3".utf8) + [0]
+
+  /// The page size in bytes, 512…65536 (offset 16; "the value 1 representing a page size of 65536").
+  package let pageSize: Int
+  /// File format write version (offset 18): 1 legacy/rollback journal, 2 WAL.
+  package let writeVersion: UInt8
+  /// File format read version (offset 19): 1 legacy/rollback journal, 2 WAL.
+  package let readVersion: UInt8
+  /// File change counter (offset 24).
+  package let fileChangeCounter: UInt32
+  /// Size of the database in pages (offset 28), only meaningful when ``isInHeaderSizeValid``.
+  package let databaseSizeInPages: UInt32
+  /// Schema cookie (offset 40), incremented by every schema change.
+  package let schemaCookie: UInt32
+  /// Text encoding (offset 56): 1 UTF-8, 2 UTF-16le, 3 UTF-16be (0 in a file without a schema yet).
+  package let textEncoding: UInt32
+  /// `PRAGMA user_version` (offset 60).
+  package let userVersion: Int32
+  /// `PRAGMA application_id` (offset 68).
+  package let applicationID: Int32
+  /// The version-valid-for number (offset 92): the change counter when ``sqliteVersionNumber`` was stored.
+  package let versionValidFor: UInt32
+  /// `SQLITE_VERSION_NUMBER` of the library that last wrote the file (offset 96), e.g. 3040001.
+  package let sqliteVersionNumber: UInt32
+
+  /// Whether the file is in WAL mode (write and read versions are 2).
+  package var isWAL: Bool { writeVersion == 2 && readVersion == 2 }
+
+  /// Whether ``databaseSizeInPages`` can be trusted.
+  ///
+  /// SQLite: "The in-header database size is only considered to be valid if it is nonzero and if the
+  /// 4-byte change counter at offset 24 exactly matches the 4-byte version-valid-for number at offset 92."
+  package var isInHeaderSizeValid: Bool {
+    databaseSizeInPages != 0 && fileChangeCounter == versionValidFor
+  }
+
+  /// The database size the header claims, in bytes, when ``isInHeaderSizeValid``.
+  package var expectedFileSize: Int64? {
+    isInHeaderSizeValid ? Int64(databaseSizeInPages) * Int64(pageSize) : nil
+  }
+
+  /// Parses a header; `nil` when `bytes` is shorter than 100 bytes, lacks the magic string, or has an
+  /// impossible page size ("Must be a power of two between 512 and 32768 inclusive, or the value 1").
+  ///
+  /// - Parameter bytes: At least the first 100 bytes of the file.
+  package init?(bytes: some Collection<UInt8>) {
+    let header = Array(bytes.prefix(Self.length))
+    guard header.count == Self.length, header.starts(with: Self.magic) else { return nil }
+    func u16(_ offset: Int) -> UInt32 { UInt32(header[offset]) << 8 | UInt32(header[offset + 1]) }
+    func u32(_ offset: Int) -> UInt32 { u16(offset) << 16 | u16(offset + 2) }
+    let rawPageSize = u16(16)
+    let pageSize = rawPageSize == 1 ? 65_536 : Int(rawPageSize)
+    guard pageSize >= 512, pageSize <= 65_536, pageSize & (pageSize - 1) == 0 else { return nil }
+    self.pageSize = pageSize
+    writeVersion = header[18]
+    readVersion = header[19]
+    fileChangeCounter = u32(24)
+    databaseSizeInPages = u32(28)
+    schemaCookie = u32(40)
+    textEncoding = u32(56)
+    userVersion = Int32(bitPattern: u32(60))
+    applicationID = Int32(bitPattern: u32(68))
+    versionValidFor = u32(92)
+    sqliteVersionNumber = u32(96)
+  }
+}
+
+/// What is at a database path, found without modifying anything (no SQLite involved).
+package enum DatabaseFileStatus: Sendable, Hashable {
+  /// Nothing at the path.
+  case missing
+  /// A 0-byte file: SQLite treats it as a valid empty database.
+  case empty
+  /// A symbolic link (not followed; SQLite would refuse it with `SQLITE_OPEN_NOFOLLOW`).
+  case symbolicLink
+  /// A directory, socket, device or other non-regular file.
+  case notRegularFile
+  /// A regular file that is not an SQLite database: shorter than a header, wrong magic, bad page size.
+  case notSQLite(fileSize: Int64)
+  /// An SQLite database whose file is at least as long as its header claims.
+  case sqlite(DatabaseFileHeader, fileSize: Int64)
+  /// An SQLite database shorter than its (valid) in-header size: pages were cut off.
+  case truncated(DatabaseFileHeader, fileSize: Int64)
+}
+
+/// Read-only checks of a database file before SQLite opens it.
+package enum DatabaseFile {
+  /// Classifies the file at `path` without following a symbolic link and without writing.
+  ///
+  /// ```swift
+  /// switch try DatabaseFile.classify(path: path) {
+  /// case .missing, .empty: createOrMigrate()
+  /// case .sqlite(let header, _) where header.applicationID == Migrator.applicationID: open()
+  /// default: refuse()
+  /// }
+  /// ```
+  /// - Parameter path: The database path.
+  /// - Returns: The file's status; a `-wal` file next to it is not considered.
+  /// - Throws: ``DatabaseFileError`` when the path exists but cannot be read (permissions, I/O).
+  package static func classify(path: String) throws(DatabaseFileError) -> DatabaseFileStatus {
+    var linkInfo = stat()
+    if lstat(path, &linkInfo) != 0 {
+      let code = errno
+      if code == ENOENT { return .missing }
+      throw DatabaseFileError(path: path, operation: "lstat", errno: code)
+    }
+    if linkInfo.st_mode & S_IFMT == S_IFLNK { return .symbolicLink }
+    guard linkInfo.st_mode & S_IFMT == S_IFREG else { return .notRegularFile }
+
+    // O_NOFOLLOW: the path could have been swapped for a link since lstat; O_NONBLOCK: or for a FIFO.
+    let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+    guard fd >= 0 else {
+      let code = errno
+      if code == ENOENT { return .missing }
+      if code == ELOOP { return .symbolicLink }
+      throw DatabaseFileError(path: path, operation: "open", errno: code)
+    }
+    defer { close(fd) }
+    var info = stat()
+    guard fstat(fd, &info) == 0 else {
+      throw DatabaseFileError(path: path, operation: "fstat", errno: errno)
+    }
+    guard info.st_mode & S_IFMT == S_IFREG else { return .notRegularFile }
+    let fileSize = Int64(info.st_size)
+    if fileSize == 0 { return .empty }
+
+    var bytes = [UInt8](repeating: 0, count: DatabaseFileHeader.length)
+    var count = 0
+    while count < bytes.count {
+      let got = bytes.withUnsafeMutableBytes { buffer in
+        pread(fd, buffer.baseAddress?.advanced(by: count), buffer.count - count, off_t(count))
+      }
+      if got < 0 {
+        let code = errno
+        if code == EINTR { continue }
+        throw DatabaseFileError(path: path, operation: "read", errno: code)
+      }
+      if got == 0 { break }
+      count += got
+    }
+    guard let header = DatabaseFileHeader(bytes: bytes.prefix(count)) else {
+      return .notSQLite(fileSize: fileSize)
+    }
+    if let expected = header.expectedFileSize, expected > fileSize {
+      return .truncated(header, fileSize: fileSize)
+    }
+    return .sqlite(header, fileSize: fileSize)
+  }
+
+  /// Whether `path` itself is a symbolic link (`lstat`; a link to a missing target counts).
+  package static func isSymbolicLink(path: String) -> Bool {
+    var info = stat()
+    return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK
+  }
+}
+
+/// A file-system call failed while classifying a database file.
+package struct DatabaseFileError: Error, CustomStringConvertible, Sendable, Hashable {
+  /// The path examined.
+  package let path: String
+  /// The call that failed (`lstat`, `open`, `fstat`, `read`).
+  package let operation: String
+  /// The `errno` it set.
+  package let errno: Int32
+
+  /// `"cannot read database file /x/app.db (open: Permission denied)"`.
+  package var description: String {
+    let reason = strerror(errno).map { String(cString: $0) } ?? "error \(errno)"
+    return "cannot read database file \(path) (\(operation): \(reason))"
+  }
+}
