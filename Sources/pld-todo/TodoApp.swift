@@ -19,11 +19,12 @@ final class TodoApp: LifecycleOwner {
   }
 
   /// Binds the screen: while this owner's scope is active, every committed version is printed.
+  /// `receiveCurrent: false`: the observer reports changes, not the state at startup.
   func bindObservers() {
+    scopeLifecycle.activate()
     list.observe(owner: self, receiveCurrent: false) { app, list in
       print("  ↳ observer: list is now version \(app.list.version) (\(list.summary))")
     }
-    scopeLifecycle.activate()
   }
 
   func run(_ arguments: [String]) throws {

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A ``LiveData`` whose every write is a new version in an SQLite file.
 ///

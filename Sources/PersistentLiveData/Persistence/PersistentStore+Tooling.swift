@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Raw-JSON operations for `pld-tool`, going through the same write path as an app's `set`: the same
 /// versioning, retention and error handling, and live values of this process are moved along.

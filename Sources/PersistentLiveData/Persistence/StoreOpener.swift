@@ -51,7 +51,7 @@ struct StoreOpener {
     do {
       status = try DatabaseFile.classify(path: path)
     } catch {
-      throw PersistentLiveDataError.cannotOpen(path: path, code: error.code, reason: error.description)
+      throw PersistentLiveDataError.cannotOpen(path: path, code: error.errno, reason: error.description)
     }
     switch status {
     case .missing:

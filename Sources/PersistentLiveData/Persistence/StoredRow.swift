@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// One row of `pld_values` as read from the file: the version, when it was written and the JSON payload.
 package struct StoredRow: Sendable, Equatable {

@@ -104,6 +104,23 @@ package final class SQLiteStatement {
     try SQLiteError.check(rc, db: db, sql: sql)
   }
 
+  /// Binds UTF-8 bytes as text to parameter `index` (1-based), with their exact length, without building
+  /// a `String` first. The store keeps JSON payloads as TEXT so that SQLite's JSON functions read them.
+  ///
+  /// - Throws: ``SQLiteError`` (`SQLITE_RANGE`, `SQLITE_TOOBIG`).
+  package func bindText(_ utf8: Data, at index: Int) throws {
+    let stmt = try liveHandle()
+    let rc = utf8.withUnsafeBytes { bytes -> Int32 in
+      guard let base = bytes.baseAddress, !bytes.isEmpty else {
+        return sqlite3_bind_text(stmt, Int32(clamping: index), "", 0, pld_sqlite_transient())
+      }
+      return sqlite3_bind_text64(
+        stmt, Int32(clamping: index), base.assumingMemoryBound(to: CChar.self), sqlite3_uint64(bytes.count),
+        pld_sqlite_transient(), UInt8(SQLITE_UTF8))
+    }
+    try SQLiteError.check(rc, db: db, sql: sql)
+  }
+
   /// Binds bytes as a blob to parameter `index` (1-based), with their exact length.
   ///
   /// An empty buffer binds a zero-length blob (`sqlite3_bind_zeroblob(…, 0)`), never NULL: SQLite binds
