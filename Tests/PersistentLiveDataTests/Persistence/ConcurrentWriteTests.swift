@@ -91,6 +91,45 @@ extension Persistence {
       #expect(try store.keys() == ["key-0", "key-1", "key-2", "key-3"])
     }
 
+    @Test func transactionsAndSingleWritesFromSeveralThreadsStayAtomicAndGapFree() throws {
+      let folder = try TestDirectory()
+      let store = try PersistentStore(path: folder.file())
+      let from = try store.liveData("from", default: 1_000)
+      let to = try store.liveData("to", default: 0)
+      let log = try store.liveData("log", default: 0)
+      let errors = ErrorBox()
+      onThreads(4) { thread in
+        for _ in 0..<50 {
+          do {
+            if thread < 2 {
+              try store.transaction {
+                try from.update { $0 -= 1 }
+                try to.update { $0 += 1 }
+              }
+            } else {
+              try log.update { $0 += 1 }
+            }
+          } catch {
+            errors.record(error)
+          }
+        }
+      }
+      #expect(errors.errors.isEmpty)
+      #expect(from.value == 900)
+      #expect(to.value == 100)
+      #expect(from.version == 100)
+      #expect(to.version == 100)
+      #expect(log.value == 100)
+      #expect(log.version == 100)
+      let fromHistory = try from.history()
+      let toHistory = try to.history()
+      #expect(fromHistory.map(\.version) == Array((1...100).reversed()))
+      // Every committed transfer kept the total: version n of both keys was written together.
+      for (fromEntry, toEntry) in zip(fromHistory, toHistory) {
+        #expect(fromEntry.value + toEntry.value == 1_000, "v\(fromEntry.version)")
+      }
+    }
+
     @Test func concurrentLiveDataRequestsGetOneInstance() throws {
       let folder = try TestDirectory()
       let store = try PersistentStore(path: folder.file())

@@ -39,6 +39,26 @@ extension Persistence {
       try store.close()
     }
 
+    @Test(.enabled(if: SQLiteCLI.isAvailable, "needs the sqlite3 command-line client"))
+    func refusedFileIsNotKeptClaimedByTheProcess() throws {
+      let folder = try TestDirectory()
+      let path = folder.file()
+      do {
+        let store = try PersistentStore(path: path)
+        try store.liveData("value", default: 0).set(1)
+        try store.close()
+      }
+      let schemaVersion = try SQLiteCLI.query(path, "PRAGMA user_version")
+      try SQLiteCLI.execute(path, "PRAGMA user_version = 9999;")
+      expectStoreError("schemaTooNew") { try PersistentStore(path: path) }
+      try SQLiteCLI.execute(path, "PRAGMA user_version = \(schemaVersion);")
+      let store = try PersistentStore(path: path)
+      let value = try store.liveData("value", default: 0)
+      #expect(value.version == 1)
+      try value.set(2)
+      #expect(value.version == 2)
+    }
+
     @Test func textFileIsNotADatabase() throws {
       let folder = try TestDirectory()
       let path = folder.file("notes.txt")

@@ -191,12 +191,19 @@ extension Persistence {
       #expect(other.value == "y")
       #expect(count.version == 5)
       #expect(try store.keys().sorted() == ["count", "other"])
-      try store.flush()
 
       try store.close()
       expectStoreError("storeClosed") { try count.set(5) }
       expectStoreError("storeClosed") { try store.liveData("count", default: 0) }
       expectStoreError("storeClosed") { try store.keys() }
+    }
+
+    @Test func inMemoryFlushSucceeds() throws {
+      let store = try PersistentStore.inMemory()
+      let count = try store.liveData("count", default: 0)
+      try count.set(1)
+      try store.flush()
+      #expect(count.version == 1)
     }
 
     @Test func inMemoryStoresAreIndependent() throws {
