@@ -41,8 +41,8 @@ struct HistoryBenchmark {
 
     let results = try measureWrites(
       [
-        Writer(name: "0 rows") { try empty.set(values.take()) },
-        Writer(name: "long history") { try long.set(values.take()) },
+        Writer(name: "0 rows", path: emptyPath) { try empty.set(values.take()) },
+        Writer(name: "long history", path: longPath) { try long.set(values.take()) },
       ], rounds: rounds, writesPerRound: writesPerRound, warmUp: quick ? 2 : 100)
 
     let rows = Format.count(historyRows)
@@ -53,7 +53,7 @@ struct HistoryBenchmark {
     section.addLatencyRow("\(rows) rows", results[1], baseline: results[0])
     report.recordWrites("history", "0 rows", results[0], baseline: nil)
     report.recordWrites("history", "\(historyRows) rows", results[1], baseline: results[0])
-    let megabytes = Self.fileSize(longPath) / 1e6
+    let megabytes = fileSize(longPath) / 1e6
     report.record("history", "\(historyRows) rows", "prefill", prefill / 1e9, unit: "s")
     report.record("history", "\(historyRows) rows", "reopen", reopen / 1e6, unit: "ms")
     report.record("history", "\(historyRows) rows", "fileSize", megabytes, unit: "MB")
@@ -71,8 +71,4 @@ struct HistoryBenchmark {
     scratch.remove(database: longPath)
   }
 
-  private static func fileSize(_ path: String) -> Double {
-    let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-    return (attributes?[.size] as? NSNumber)?.doubleValue ?? .nan
-  }
 }

@@ -23,8 +23,8 @@ struct RetentionBenchmark {
 
     let results = try measureWrites(
       [
-        Writer(name: ".all") { try all.set(values.take()) },
-        Writer(name: ".last(100)") { try last.set(values.take()) },
+        Writer(name: ".all", path: allPath) { try all.set(values.take()) },
+        Writer(name: ".last(100)", path: lastPath) { try last.set(values.take()) },
       ], rounds: rounds, writesPerRound: writesPerRound, warmUp: quick ? 2 : 200)
     let kept = try last.history().count
     try BenchmarkError.expect(kept == 100 || quick, ".last(100) kept \(kept) versions")

@@ -39,12 +39,12 @@ struct SetBenchmark {
     let store = try PersistentStore(path: libraryPath, options: StoreOptions(durability: durability))
     var libraryValues = values
     let liveData = try store.liveData("value", default: libraryValues.take())
-    let library = Writer(name: "library") { try liveData.set(libraryValues.take()) }
+    let library = Writer(name: "library", path: libraryPath) { try liveData.set(libraryValues.take()) }
 
     let rawPath = try scratch.freshFile("raw.db")
     let rawStore = try RawVersionedStore(path: rawPath, synchronous: mode.uppercased())
     var rawValues = values
-    let raw = Writer(name: "raw") { try rawStore.set(rawValues.take(), key: "value") }
+    let raw = Writer(name: "raw", path: rawPath) { try rawStore.set(rawValues.take(), key: "value") }
 
     let results = try measureWrites(
       [library, raw], rounds: rounds, writesPerRound: writesPerRound, warmUp: quick ? 2 : 100)

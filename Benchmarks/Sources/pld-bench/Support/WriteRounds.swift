@@ -1,7 +1,11 @@
+import Foundation
+
 /// A contender of a write benchmark: one call writes one value.
 @MainActor
 struct Writer {
   let name: String
+  /// The database file written, to report the size of its WAL at the end.
+  let path: String
   let write: @MainActor () throws -> Void
 }
 
@@ -11,6 +15,9 @@ struct WriteResults {
   var latencies: [Double] = []
   /// Writes per second of each round.
   var throughputs: [Double] = []
+  /// The size of the database's `-wal` file after the last round: it stays bounded (about 4 MB with
+  /// SQLite's default auto-checkpoint) unless checkpoints are starved.
+  var walBytes = 0.0
 
   var latency: Summary { Summary(latencies) }
   var throughput: Double { Summary(throughputs).median }
@@ -38,13 +45,16 @@ func measureWrites(
     let seconds = MonotonicClock.nanoseconds(since: roundStart) / 1e9
     results[index].throughputs.append(Double(writesPerRound) / seconds)
   }
+  for (index, writer) in writers.enumerated() {
+    results[index].walBytes = fileSize(writer.path + "-wal")
+  }
   return results
 }
 
 extension Section {
   /// The header of a latency table.
   static func latencyHeader(first: String) -> [String] {
-    [first, "p50 µs", "p99 µs", "p99.9 µs", "max µs", "writes/s", "p50 ratio", "time ratio"]
+    [first, "p50 µs", "p99 µs", "p99.9 µs", "max µs", "writes/s", "p50 ratio", "time ratio", "WAL MB"]
   }
 
   /// A latency row; the ratios compare with `baseline` (time ratios: above 1 is slower).
@@ -55,7 +65,8 @@ extension Section {
       name, Format.value(latency.median / 1_000), Format.value(latency.percentile(99) / 1_000),
       Format.value(latency.percentile(99.9) / 1_000), Format.value((latency.sorted.last ?? .nan) / 1_000),
       Format.count(Int(results.throughput.rounded())),
-      ratios.map { Format.ratio($0.p50) } ?? "", ratios.map { Format.ratio($0.time) } ?? "")
+      ratios.map { Format.ratio($0.p50) } ?? "", ratios.map { Format.ratio($0.time) } ?? "",
+      Format.value(results.walBytes / 1e6))
   }
 
   /// p50 ratio and time ratio (the inverse ratio of the median throughputs).
@@ -75,10 +86,17 @@ extension Report {
     record(group, name, "mean", latency.mean / 1_000, unit: "us")
     record(group, name, "throughput", results.throughput, unit: "writes/s")
     record(group, name, "samples", Double(latency.count), unit: "writes")
+    record(group, name, "walSize", results.walBytes / 1e6, unit: "MB")
     if let baseline {
       let ratios = Section.ratios(results, baseline)
       record(group, name, "p50Ratio", ratios.p50, unit: "x")
       record(group, name, "timeRatio", ratios.time, unit: "x")
     }
   }
+}
+
+/// The size of a file in bytes; 0 if it does not exist.
+func fileSize(_ path: String) -> Double {
+  let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+  return (attributes?[.size] as? NSNumber)?.doubleValue ?? 0
 }
