@@ -62,3 +62,12 @@ func peakResidentMegabytes() -> Double {
   return Double(usage.ru_maxrss) / 1_048_576  // bytes on macOS
   #endif
 }
+
+/// The current resident set size of this process in megabytes (`/proc/self/statm`), or nil where
+/// that file does not exist.
+func residentMegabytes() -> Double? {
+  guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
+  let fields = statm.split(separator: " ")
+  guard fields.count > 1, let pages = Double(fields[1]) else { return nil }
+  return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
+}
