@@ -25,7 +25,7 @@ extension LiveData {
   /// ```
   /// - Parameter initiator: The observer to catch up.
   @MainActor public func dispatch(initiator: Observer<Value>) {
-    guard let entry = registry.entry(for: initiator) else { return }
+    guard let entry = existingRegistry?.entry(for: initiator) else { return }
     dispatch(entry: entry)
   }
 
@@ -37,6 +37,7 @@ extension LiveData {
       dispatchInvalidated = true
       return
     }
+    guard let registry = existingRegistry else { return }
     isDispatching = true
     defer { isDispatching = false }
     var initiator = initiator
