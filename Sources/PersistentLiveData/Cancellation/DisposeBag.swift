@@ -1,4 +1,3 @@
-
 /// A container that cancels everything put into it when it is released or disposed.
 ///
 /// Keep one bag per owner (a screen, a service); put observers, tasks and tokens into it with

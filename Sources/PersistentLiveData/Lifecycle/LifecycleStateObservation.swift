@@ -1,4 +1,3 @@
-
 /// The token returned by ``ScopeLifecycle/observeState(_:)``: one registered state callback.
 ///
 /// The callback and the last state it received sit behind a lock, so ``cancel()`` is callable from any

@@ -1,4 +1,3 @@
-
 /// The delivery machinery shared by ``FutureEvent`` and ``SingleEvent``: actions reach the observers that
 /// are active when the action is delivered, in trigger order, and nothing is replayed.
 final class EventChannel<Action: Sendable>: @unchecked Sendable {

@@ -55,7 +55,8 @@ public final class FutureEvent<Action: Sendable>: @unchecked Sendable {
   ///   - onEvent: Called on the main actor with each event.
   /// - Returns: The observer; cancel it to stop early.
   @MainActor @discardableResult
-  public func observe(owner: AnyObject, _ onEvent: @escaping @MainActor (Action) -> Void) -> Observer<Action> {
+  public func observe(owner: AnyObject, _ onEvent: @escaping @MainActor (Action) -> Void) -> Observer<Action>
+  {
     let observer = Observer(update: onEvent)
     _ = channel.register(observer, owner: owner)
     return observer

@@ -1,4 +1,3 @@
-
 extension LiveData {
   /// Delivers the current version to every active observer that has not received it yet.
   ///

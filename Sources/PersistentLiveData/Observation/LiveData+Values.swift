@@ -1,4 +1,3 @@
-
 extension LiveData {
   /// The value as an async sequence: the current value (if initialized), then the latest value after
   /// each change.

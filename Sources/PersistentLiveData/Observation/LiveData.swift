@@ -1,4 +1,3 @@
-
 /// An observable value holder whose observers respect lifecycles, modelled on Android's LiveData.
 ///
 /// `LiveData` is the read-only face of a value: code that should only observe gets a `LiveData`, code

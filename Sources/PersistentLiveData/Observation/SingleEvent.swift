@@ -60,7 +60,8 @@ public final class SingleEvent<Action: Sendable>: @unchecked Sendable {
   ///   - onEvent: Called on the main actor with the payload.
   /// - Returns: The observer; cancel it to stop early.
   @MainActor @discardableResult
-  public func observe(owner: AnyObject, _ onEvent: @escaping @MainActor (Action) -> Void) -> Observer<Action> {
+  public func observe(owner: AnyObject, _ onEvent: @escaping @MainActor (Action) -> Void) -> Observer<Action>
+  {
     let observer = Observer(update: onEvent)
     if !isTriggered { _ = channel.register(observer, owner: owner) }
     return observer

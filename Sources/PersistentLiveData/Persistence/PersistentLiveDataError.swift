@@ -82,7 +82,8 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
     case .foreignDatabase(let path):
       return "\(Self.quote(path)) is another application's SQLite database, not a PersistentLiveData store."
     case .schemaTooNew(let path, let found, let supported):
-      return "\(Self.quote(path)) has schema version \(found), newer than the \(supported) this library supports."
+      return
+        "\(Self.quote(path)) has schema version \(found), newer than the \(supported) this library supports."
     case .storeClosed(let path):
       return "The store \(path.map(Self.quote) ?? "in memory") is closed."
     case .alreadyOpen(let path):

@@ -183,7 +183,9 @@ public final class PersistentStore: Sendable {
   ) throws -> (Value, Int64) {
     guard let row else { return (defaultValue, 0) }
     do {
-      return (try ValueCodec.decode(Value.self, from: row.payload, key: key, version: row.version), row.version)
+      return (
+        try ValueCodec.decode(Value.self, from: row.payload, key: key, version: row.version), row.version
+      )
     } catch {
       switch options.onUndecodable {
       case .throwError:

@@ -88,8 +88,10 @@ final class StoreDatabase: @unchecked Sendable {
   /// Checks for commits of other connections on a background timer, holding the database weakly.
   private func startPolling(every interval: Duration) {
     let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "PersistentLiveData.poll"))
-    let nanoseconds = max(1_000_000, Int(interval.components.seconds) * 1_000_000_000
-      + Int(interval.components.attoseconds / 1_000_000_000))
+    let nanoseconds = max(
+      1_000_000,
+      Int(interval.components.seconds) * 1_000_000_000
+        + Int(interval.components.attoseconds / 1_000_000_000))
     timer.schedule(
       deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds),
       leeway: .nanoseconds(nanoseconds / 10))
@@ -147,7 +149,6 @@ final class StoreDatabase: @unchecked Sendable {
       return created
     }
   }
-
 
   // MARK: Writing
 

@@ -85,7 +85,8 @@ struct StoreOpener {
       let code = errno
       // Created by someone else in the meantime: validate it like any existing file.
       if code == EEXIST { return try prepareFile(at: path) }
-      throw PersistentLiveDataError.cannotOpen(path: path, code: code, reason: String(cString: strerror(code)))
+      throw PersistentLiveDataError.cannotOpen(
+        path: path, code: code, reason: String(cString: strerror(code)))
     }
     close(descriptor)
   }

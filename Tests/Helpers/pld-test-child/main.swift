@@ -77,7 +77,9 @@ do {
     report("order \(recorder.isOrdered ? "ok" : "bad") seen \(recorder.seen.count)")
     try store.close()
   case "observe":
-    guard arguments.count == 5, let target = Int64(arguments[4]) else { fail("usage: observe DB KEY VERSION") }
+    guard arguments.count == 5, let target = Int64(arguments[4]) else {
+      fail("usage: observe DB KEY VERSION")
+    }
     let store = try PersistentStore(path: path)
     let data = try store.liveData(key, default: Tagged(tag: "", seq: 0))
     let reached = SingleEvent<Int64>()
@@ -108,7 +110,8 @@ do {
     var after = rusage()
     getrusage(Int32(RUSAGE_SELF.rawValue), &after)
     func micros(_ time: timeval) -> Int { time.tv_sec * 1_000_000 + Int(time.tv_usec) }
-    let used = micros(after.ru_utime) - micros(before.ru_utime) + micros(after.ru_stime) - micros(before.ru_stime)
+    let used =
+      micros(after.ru_utime) - micros(before.ru_utime) + micros(after.ru_stime) - micros(before.ru_stime)
     report("cpu \(used) keys \(values.count)")
   case "ack-loop":
     let durability: Durability = arguments.count > 4 && arguments[4] == "normal" ? .normal : .full

@@ -1,0 +1,71 @@
+import Foundation
+import PersistentLiveData
+import Testing
+
+// This file mirrors the README's quick start line for line: if it stops compiling or behaving as the
+// README says, this test fails.
+
+// README: begin quick start
+struct Settings: Codable, Sendable, Equatable {
+  var theme = "light"
+  var fontSize = 14
+}
+
+@MainActor
+final class SettingsScreen: LifecycleOwner {
+  let scopeLifecycle = ScopeLifecycle()
+  var shown: [String] = []
+}
+
+@MainActor
+func showSettings(storedAt path: String) throws -> SettingsScreen {
+  let store = try PersistentStore(path: path)  // created if missing
+  let settings = try store.liveData("settings", default: Settings())
+
+  let screen = SettingsScreen()
+  settings.observe(owner: screen) { screen, settings in  // no [weak self] needed
+    screen.shown.append("\(settings.theme) \(settings.fontSize)pt")
+  }
+  screen.scopeLifecycle.activate()  // delivers the current value
+
+  try settings.update { $0.fontSize += 2 }  // version 1 is on disk, then observers hear of it
+  try settings.set(Settings(theme: "dark", fontSize: 18))  // version 2
+  for entry in try settings.history() {  // newest first
+    print("v\(entry.version) \(entry.writtenAt): \(entry.value.theme)")
+  }
+  try settings.rollback(to: 1)  // version 3, with the content of version 1
+  return screen
+}
+// README: end quick start
+
+@Suite struct QuickStartTests {
+  @MainActor
+  @Test func readmeQuickStartRunsAsDocumented() throws {
+    let folder = try TemporaryDirectory()
+    let path = folder.path("app/settings.db")
+    let screen = try showSettings(storedAt: path)
+    #expect(screen.shown == ["light 14pt", "light 16pt", "dark 18pt", "light 16pt"])
+
+    // Run it again: the state continues from the file.
+    let store = try PersistentStore(path: path)
+    let settings = try store.liveData("settings", default: Settings())
+    #expect(settings.version == 3)
+    #expect(settings.value == Settings(theme: "light", fontSize: 16))
+    try store.close()
+  }
+
+  @Test func readmeQuotesThisFile() throws {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+    let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+    guard let begin = source.range(of: "// README: begin quick start\n"),
+      let end = source.range(of: "// README: end quick start")
+    else {
+      Issue.record("markers missing")
+      return
+    }
+    let snippet = String(source[begin.upperBound..<end.lowerBound])
+    #expect(readme.contains(snippet), "README.md's quick start differs from QuickStartTests.swift")
+  }
+}
