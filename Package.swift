@@ -50,13 +50,20 @@ let package = Package(
     ),
     .testTarget(
       name: "PersistentLiveDataTests",
-      dependencies: ["PersistentLiveData", "pld-test-child"],
+      dependencies: ["PersistentLiveData", "PLDCrashSim", "pld-test-child"],
       swiftSettings: swiftSettings
+    ),
+    // Fault injection for the reliability tests: a wrapper around SQLite's "unix" VFS that simulates
+    // power loss and I/O errors. Test support only: no product contains it.
+    .target(
+      name: "PLDCrashSim",
+      dependencies: ["PLDSQLite3"],
+      path: "Tests/Helpers/PLDCrashSim"
     ),
     // A small program the tests run as a separate process: concurrent writers, crash targets.
     .executableTarget(
       name: "pld-test-child",
-      dependencies: ["PersistentLiveData"],
+      dependencies: ["PersistentLiveData", "PLDCrashSim"],
       path: "Tests/Helpers/pld-test-child",
       swiftSettings: swiftSettings
     ),

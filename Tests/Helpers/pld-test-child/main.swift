@@ -12,7 +12,16 @@
 //       opens KEYS live values, writes nothing for SECONDS and prints "cpu MICROSECONDS" (user + system).
 //   pld-test-child ack-loop DB KEY DURABILITY
 //       sets 1, 2, 3 … on KEY forever, printing "ack N" after each set returns (for kill tests).
+//   pld-test-child records DB KEY full|normal
+//       sets CrashRecord(version: N) as version N of KEY forever, printing "ack N" after each set returns.
+//   pld-test-child power-loss DB KEY full|normal CRASH_AFTER SEED
+//       as `records`, through the pld_crashsim VFS: after CRASH_AFTER writes/syncs the unsynced writes are
+//       partly reverted or torn and the process exits with status 99 (a simulated power loss). Calls
+//       flush() (a checkpoint) every 64 versions.
+//   pld-test-child power-loss-raw DB KEY CRASH_AFTER SEED
+//       the negative control: raw SQLite with synchronous=OFF, same rows, same VFS. Must lose or corrupt.
 import Foundation
+import PLDCrashSim
 import PersistentLiveData
 
 #if canImport(Glibc)
@@ -22,6 +31,68 @@ import Glibc
 struct Tagged: Codable, Sendable, Equatable {
   var tag: String
   var seq: Int
+}
+
+/// The value written as version `version` by the crash modes: its own version and a filler whose length
+/// (20…2,519 bytes, some spilling to overflow pages) and letter are derived from the version, so a reader
+/// can tell that a row holds exactly what was written for it. Tests/…/Reliability/CrashRecord.swift has
+/// the same definition.
+struct CrashRecord: Codable, Sendable, Equatable {
+  var version: Int64
+  var fill: String
+
+  init(version: Int64) {
+    self.version = version
+    let letter = Character(Unicode.Scalar(UInt8(97 + Int(version % 26))))
+    fill = String(repeating: letter, count: 20 + Int((version &* 7_919) % 2_500))
+  }
+}
+
+/// Options of the crash modes: polling off, so that the only I/O is the writes under test.
+func crashOptions(_ name: String) -> StoreOptions {
+  var options = StoreOptions(durability: name == "normal" ? .normal : .full)
+  options.externalChangePollInterval = nil
+  return options
+}
+
+/// Sets CrashRecord(version: N) as version N of `key` forever, reporting each acknowledged version;
+/// with `flushEvery`, also checkpoints (`flush()`) every that many versions.
+func writeRecordsForever(
+  path: String, key: String, durability: String, flushEvery: Int64? = nil
+) throws -> Never {
+  let store = try PersistentStore(path: path, options: crashOptions(durability))
+  let data = try store.liveData(key, default: CrashRecord(version: 0))
+  while true {
+    let next = data.version + 1
+    try data.set(CrashRecord(version: next))
+    report("ack \(next)")
+    if let flushEvery, next % flushEvery == 0 { try store.flush() }
+  }
+}
+
+/// The negative control: the same rows written with raw SQLite and `synchronous=OFF` (no fsync at all).
+func writeRawRecordsForever(path: String, key: String) throws -> Never {
+  let connection = try SQLiteConnection(path: path, mode: .readWrite, create: true)
+  try connection.execute(
+    """
+    PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF;
+    CREATE TABLE IF NOT EXISTS pld_values (key TEXT NOT NULL, version INTEGER NOT NULL,
+      written_at INTEGER NOT NULL, payload TEXT NOT NULL, PRIMARY KEY (key, version)) WITHOUT ROWID;
+    """)
+  let encoder = JSONEncoder()
+  encoder.outputFormatting = [.sortedKeys]
+  var next =
+    (try connection.scalarInt64("SELECT max(version) FROM pld_values WHERE key = ?", [.text(key)]) ?? 0) + 1
+  while true {
+    let payload = try encoder.encode(CrashRecord(version: next))
+    try connection.begin(.immediate)
+    try connection.run(
+      "INSERT INTO pld_values (key, version, written_at, payload) VALUES (?, ?, 0, ?)",
+      [.text(key), .integer(next), .text(String(decoding: payload, as: UTF8.self))])
+    try connection.commit()
+    report("ack \(next)")
+    next += 1
+  }
 }
 
 func report(_ line: String) {
@@ -123,6 +194,22 @@ do {
       report("ack \(next)")
       next += 1
     }
+  case "records":
+    guard arguments.count == 5 else { fail("usage: records DB KEY full|normal") }
+    try writeRecordsForever(path: path, key: key, durability: arguments[4])
+  case "power-loss":
+    guard arguments.count == 7, let crashAfter = Int(arguments[5]), let seed = UInt32(arguments[6]) else {
+      fail("usage: power-loss DB KEY full|normal CRASH_AFTER SEED")
+    }
+    guard pld_crashsim_register(crashAfter, seed) == 0 else { fail("cannot register the crash VFS") }
+    // Checkpoints every 64 versions, so that short runs also lose power in the middle of one.
+    try writeRecordsForever(path: path, key: key, durability: arguments[4], flushEvery: 64)
+  case "power-loss-raw":
+    guard arguments.count == 6, let crashAfter = Int(arguments[4]), let seed = UInt32(arguments[5]) else {
+      fail("usage: power-loss-raw DB KEY CRASH_AFTER SEED")
+    }
+    guard pld_crashsim_register(crashAfter, seed) == 0 else { fail("cannot register the crash VFS") }
+    try writeRawRecordsForever(path: path, key: key)
   default:
     fail("unknown mode \(mode)")
   }

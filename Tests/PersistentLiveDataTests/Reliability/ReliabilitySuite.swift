@@ -1,0 +1,33 @@
+import Foundation
+import Testing
+
+/// The reliability suite: process kills, simulated power loss, I/O errors, disk full and read-only files,
+/// damaged files, hostile input and file security. Run it with `swift test --filter Reliability`.
+///
+/// The loops print one `RELIABILITY …` line each with their figures (iterations, losses, corruptions),
+/// which the README's guarantee table quotes. Their length is set by environment variables:
+///
+/// | variable | default | what |
+/// |---|---|---|
+/// | `PLD_CRASH_ITERATIONS` | 300 (50 under a sanitizer) | SIGKILLs per durability |
+/// | `PLD_POWERLOSS_ITERATIONS` | 150 (30 under a sanitizer) | simulated power losses per durability |
+@Suite(.serialized) enum Reliability {
+  /// Whether the suite runs under TSan/ASan (`.ci/run` sets `PLD_TESTS_UNDER_SANITIZER=1`): the loops are
+  /// shortened there, since the sanitizers check memory and threads, not crash statistics.
+  static var underSanitizer: Bool {
+    ProcessInfo.processInfo.environment["PLD_TESTS_UNDER_SANITIZER"] == "1"
+  }
+
+  /// A positive integer from the environment, or `fallback` (`sanitized` under a sanitizer).
+  static func iterations(_ variable: String, default fallback: Int, sanitized: Int) -> Int {
+    if let text = ProcessInfo.processInfo.environment[variable], let value = Int(text), value > 0 {
+      return value
+    }
+    return underSanitizer ? sanitized : fallback
+  }
+
+  /// Prints a figure line for the README's table (tests may print; the library never does).
+  static func figure(_ line: String) {
+    print("RELIABILITY \(line)")
+  }
+}
