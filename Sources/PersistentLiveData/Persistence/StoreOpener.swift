@@ -62,11 +62,23 @@ struct StoreOpener {
       throw PersistentLiveDataError.symbolicLink(path: path)
     case .notRegularFile, .notSQLite:
       throw PersistentLiveDataError.notADatabase(path: path)
+    case .truncated where Self.hasWriteAheadLog(path):
+      // Not damage: a checkpoint copies pages in increasing order, page 1 (holding the new size)
+      // first, so a crash or power loss in the middle of one leaves a file shorter than its header
+      // says, with every missing page still in the WAL. SQLite's recovery replays it; quick_check in
+      // `validateContents` refuses the file if pages are really missing.
+      break
     case .truncated(let header, let fileSize):
       let expected = header.expectedFileSize ?? 0
       throw PersistentLiveDataError.corrupt(
         path: path, detail: "truncated: \(fileSize) bytes of \(expected)")
     }
+  }
+
+  /// Whether a non-empty `-wal` file lies next to the database.
+  static func hasWriteAheadLog(_ path: String) -> Bool {
+    var info = stat()
+    return lstat(path + "-wal", &info) == 0 && info.st_mode & S_IFMT == S_IFREG && info.st_size > 0
   }
 
   private func createFile(at path: String) throws {
