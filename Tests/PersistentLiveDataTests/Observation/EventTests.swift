@@ -98,9 +98,10 @@ import Testing
     let recorder = DeliveryRecorder<Int>()
     event.observeForever(recorder.callback)
 
-    #expect(runOnThreadsBlocking(1) { _ in
-      for value in 1...200 { event.trigger(value) }
-    })
+    #expect(
+      runOnThreadsBlocking(1) { _ in
+        for value in 1...200 { event.trigger(value) }
+      })
     recorder.expectNothing("delivery is scheduled on the main actor, not run on the triggering thread")
     await recorder.waitForLast(200)
     recorder.expect(Array(1...200), "events are not coalesced and keep their order")
@@ -217,11 +218,12 @@ import Testing
     let recorder = DeliveryRecorder<Int>()
     event.observeForever(recorder.callback)
     let results = Locked<[Bool]>([])
-    #expect(runOnThreadsBlocking(1) { _ in
-      let first = event.trigger(1)
-      let second = event.trigger(2)
-      results.withLock { $0 = [first, second] }
-    })
+    #expect(
+      runOnThreadsBlocking(1) { _ in
+        let first = event.trigger(1)
+        let second = event.trigger(2)
+        results.withLock { $0 = [first, second] }
+      })
     #expect(results.value == [true, false])
     recorder.expectNothing()
     await recorder.waitForLast(1)

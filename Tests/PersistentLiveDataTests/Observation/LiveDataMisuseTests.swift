@@ -98,15 +98,17 @@ import Testing
     let recorder = DeliveryRecorder<Int>()
     let kept = DeliveryRecorder<Int>()
     let observer = live.observeForever(recorder.callback)
-    live.observeForever(kept.callback)
+    let keptObserver = live.observeForever(kept.callback)
     recorder.expect([0])
     kept.expect([0])
 
     observer.cancel()
     live.set(1)
     recorder.expectNothing()
-    kept.expect([1])
-    #expect(await eventually { !live.remove(observer: observer) }, "no longer registered")
+    kept.expect([1], "other observers are unaffected")
+
+    #expect(live.remove(observer: keptObserver))
+    #expect(await eventually { !live.hasObservers }, "the cancelled observer is no longer registered")
   }
 
   @Test func cancelFromAnotherThreadStopsCallbacksBeforeReturning() async {
@@ -134,10 +136,11 @@ import Testing
     witness.expect([0])
 
     // The set schedules a delivery; the cancel returns before the main actor can run it.
-    #expect(runOnThreadsBlocking(1) { _ in
-      live.set(1)
-      observer.cancel()
-    })
+    #expect(
+      runOnThreadsBlocking(1) { _ in
+        live.set(1)
+        observer.cancel()
+      })
     await witness.waitForLast(1)
     witness.expect([1])
     recorder.expectNothing("the pending delivery must not reach a cancelled observer")

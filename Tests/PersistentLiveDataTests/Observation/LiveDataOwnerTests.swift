@@ -154,7 +154,11 @@ import Testing
     weak let weakOwner = owner
     let live = MutableLiveData(0)
     let calls = Locked(0)
-    if let owner { live.observe(owner: owner) { owner, value in owner.received.append(value); calls.withLock { $0 += 1 } } }
+    if let owner {
+      live.observe(owner: owner) { owner, value in
+        owner.received.append(value); calls.withLock { $0 += 1 }
+      }
+    }
     #expect(owner?.received == [0])
 
     owner = nil

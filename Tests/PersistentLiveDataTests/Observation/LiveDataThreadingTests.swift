@@ -41,10 +41,11 @@ import Testing
 
     // The main actor is blocked until the thread is done: a callback can only have run on that thread.
     let seen = Locked<(Int, Int64)>((0, 0))
-    #expect(runOnThreadsBlocking(1) { _ in
-      live.set(1)
-      seen.withLock { $0 = (live.value, live.version) }
-    })
+    #expect(
+      runOnThreadsBlocking(1) { _ in
+        live.set(1)
+        seen.withLock { $0 = (live.value, live.version) }
+      })
     #expect(seen.value.0 == 1, "value changes before set returns")
     #expect(seen.value.1 == 1, "version changes before set returns")
     #expect(live.value == 1)
@@ -88,9 +89,10 @@ import Testing
 
     // All 500 sets happen while the main actor is blocked here, so by the time a delivery can run the
     // latest value is 500: a coalescing implementation delivers it once and nothing older.
-    #expect(runOnThreadsBlocking(1) { _ in
-      for value in 1...500 { live.set(value) }
-    })
+    #expect(
+      runOnThreadsBlocking(1) { _ in
+        for value in 1...500 { live.set(value) }
+      })
     #expect(live.value == 500)
     #expect(live.version == 500)
     recorder.expectNothing()
@@ -132,7 +134,8 @@ import Testing
     #expect(live.value == 2_000)
     await recorder.waitForLast(2_000)
     let seen = recorder.takePending()
-    #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 < $1 }, "a delivery never goes back to an older value")
+    #expect(
+      zip(seen, seen.dropFirst()).allSatisfy { $0 < $1 }, "a delivery never goes back to an older value")
     #expect(seen.count <= 2_000)
   }
 
@@ -172,12 +175,13 @@ import Testing
   @Test func updateReturnsTheValueItWrote() {
     let live = MutableLiveData(0)
     let results = Locked<[Int]>([])
-    #expect(runOnThreadsBlocking(4) { _ in
-      for _ in 0..<250 {
-        let written = live.update { $0 += 1 }
-        results.withLock { $0.append(written) }
-      }
-    })
+    #expect(
+      runOnThreadsBlocking(4) { _ in
+        for _ in 0..<250 {
+          let written = live.update { $0 += 1 }
+          results.withLock { $0.append(written) }
+        }
+      })
     #expect(results.value.sorted() == Array(1...1_000), "each update sees and returns a distinct value")
   }
 

@@ -71,7 +71,8 @@ func runOnThreads(
   startThreads(count) { index in
     body(index)
     finished.withLock { $0 += 1 }
-  } willStart: {}
+  } willStart: {
+  }
   return await eventually(timeout: timeout) { finished.value == count }
 }
 

@@ -59,16 +59,6 @@ import Testing
     #expect(weakOwner == nil, "the LiveData does not keep the owner alive")
   }
 
-  @Test func liveDataIsReleasedWhileItsOwnerLivesOn() async {
-    let owner = ScopedOwner()
-    owner.scopeLifecycle.activate()
-    var live: MutableLiveData<Int>? = MutableLiveData(0)
-    live?.observe(owner: owner) { owner, value in owner.received.append(value) }
-    weak let weakLive = live
-    live = nil
-    #expect(await eventually { weakLive == nil }, "the owner's scope does not keep the LiveData alive")
-  }
-
   @Test func foreverObserverAndLiveDataAreReleasedTogether() async {
     var live: MutableLiveData<Int>? = MutableLiveData(0)
     var observer: Observer<Int>? = Observer<Int> { _ in }
@@ -80,16 +70,6 @@ import Testing
     #expect(await eventually { weakLive == nil && weakObserver == nil })
     #expect(weakLive == nil, "LiveData leaked")
     #expect(weakObserver == nil, "observer leaked")
-  }
-
-  @Test func releasedObserverObjectDoesNotKeepLiveDataAlive() async {
-    var live: MutableLiveData<Int>? = MutableLiveData(0)
-    let observer = Observer<Int> { _ in }
-    if let live { live.observeForever(observer: observer) }
-    weak let weakLive = live
-    live = nil
-    #expect(await eventually { weakLive == nil }, "an observer does not own its LiveData")
-    observer.cancel()
   }
 
   @Test func mappedLiveDataAndSourceAreReleasedWhileObserved() async {

@@ -41,7 +41,7 @@ import Testing
     for observer in observers { observer.cancel() }
     live.set(2)
     #expect(counts.everyIndex(receivedExactly: [0, 1]), "cancelled observers get nothing")
-    #expect(await eventually(timeout: .seconds(10)) { !live.hasObservers })
+    #expect(await eventually(timeout: .seconds(30)) { !live.hasObservers })
     #expect(live.activeCalls == 1)
     #expect(live.inactiveCalls == 1)
   }
@@ -79,7 +79,7 @@ import Testing
     #expect(counts.everyIndex(receivedExactly: [0, 1]))
 
     owner = nil
-    #expect(await eventually(timeout: .seconds(10)) { !live.hasObservers })
+    #expect(await eventually(timeout: .seconds(30)) { !live.hasObservers })
     live.set(2)
     #expect(counts.everyIndex(receivedExactly: [0, 1]))
   }

@@ -93,7 +93,7 @@ final class DeliveryRecorder<Value: Sendable & Equatable>: Sendable {
   /// sequence with ``expect(_:_:)`` or ``takePending()``.
   @discardableResult
   func waitForLast(
-    _ value: Value, timeout: Duration = .seconds(2), sourceLocation: SourceLocation = #_sourceLocation
+    _ value: Value, timeout: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation
   ) async -> Bool {
     let arrived = await eventually(timeout: timeout) { self.all.last == value }
     #expect(arrived, "value \(value) was not delivered in time; got \(all)", sourceLocation: sourceLocation)
@@ -107,7 +107,7 @@ final class DeliveryRecorder<Value: Sendable & Equatable>: Sendable {
 /// The condition runs in the caller's isolation, so a `@MainActor` test can read main-actor state in it.
 func eventually(
   isolation: isolated (any Actor)? = #isolation,
-  timeout: Duration = .seconds(2),
+  timeout: Duration = .seconds(10),
   _ condition: () -> Bool
 ) async -> Bool {
   let clock = ContinuousClock()
