@@ -53,5 +53,10 @@ let package = Package(
       dependencies: ["PersistentLiveData"],
       swiftSettings: swiftSettings
     ),
+    .testTarget(
+      name: "pld-toolTests",
+      dependencies: ["pld-tool", "PersistentLiveData"],
+      swiftSettings: swiftSettings
+    ),
   ]
 )

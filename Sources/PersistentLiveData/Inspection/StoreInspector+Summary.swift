@@ -20,7 +20,7 @@ package struct StoreSummary: Sendable, Equatable {
   package var accessMode: StoreInspector.AccessMode
   /// The schema version recorded in the file (0 for a database without tables).
   package var schemaVersion: Int
-  /// `PRAGMA journal_mode`, e.g. `wal`.
+  /// `PRAGMA journal_mode`, e.g. `wal` (from the file header when opened immutable).
   package var journalMode: String
   /// `PRAGMA page_size` in bytes.
   package var pageSize: Int
@@ -56,7 +56,8 @@ extension StoreInspector {
   package func summary() throws -> StoreSummary {
     try reading {
       try connection.inTransaction(.deferred) {
-        let journalMode = try connection.pragmaText("journal_mode")
+        var journalMode = try connection.pragmaText("journal_mode")
+        if accessMode == .immutable, headerIsWAL { journalMode = "wal" }
         let pageSize = Int(try connection.pragmaInt("page_size"))
         var keyCount = 0
         var rowCount = 0

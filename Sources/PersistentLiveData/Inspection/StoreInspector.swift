@@ -49,6 +49,8 @@ package final class StoreInspector {
   package let schemaVersion: Int
   /// Whether the file has the `pld_values` table; `false` for an empty database.
   let hasValuesTable: Bool
+  /// Whether the file's header says WAL mode (an immutable connection reports `delete` instead).
+  let headerIsWAL: Bool
   /// The read-only connection.
   let connection: SQLiteConnection
 
@@ -67,7 +69,7 @@ package final class StoreInspector {
   ///   `schemaTooNew`, `symbolicLink`, `cannotOpen` or another storage error naming the file.
   package init(path: String) throws {
     self.path = path
-    try Self.checkFile(at: path)
+    headerIsWAL = try Self.checkFile(at: path)
     let opened = try Self.openValidated(path: path)
     connection = opened.connection
     accessMode = opened.mode
@@ -103,8 +105,9 @@ package final class StoreInspector {
     let hasValuesTable: Bool
   }
 
-  /// Refuses what is not a regular SQLite file before SQLite sees it (without writing anything).
-  private static func checkFile(at path: String) throws {
+  /// Refuses what is not a regular SQLite file before SQLite sees it (without writing anything); returns
+  /// whether the header says WAL mode.
+  private static func checkFile(at path: String) throws -> Bool {
     let status: DatabaseFileStatus
     do {
       status = try DatabaseFile.classify(path: path)
@@ -121,8 +124,10 @@ package final class StoreInspector {
     case .truncated(let header, let fileSize):
       throw PersistentLiveDataError.corrupt(
         path: path, detail: "truncated: \(fileSize) bytes of \(header.expectedFileSize ?? 0)")
-    case .empty, .sqlite:
-      break
+    case .empty:
+      return false
+    case .sqlite(let header, _):
+      return header.isWAL
     }
   }
 

@@ -35,19 +35,21 @@ extension PLDTool {
       do {
         try store.transaction {
           for entry in entries {
-            let version: Int64
             do {
-              version = try store.setJSON(entry.value, forKey: entry.key)
+              _ = try store.setJSON(entry.value, forKey: entry.key)
             } catch {
               throw CommandError("Line \(entry.line) of \(TerminalText.quoted(file)) was not imported: \(error)")
             }
-            if let index = indexByKey[entry.key] {
-              latest[index].version = version
-            } else {
+            if indexByKey[entry.key] == nil {
               indexByKey[entry.key] = latest.count
-              latest.append((entry.key, version))
+              latest.append((entry.key, 0))
             }
             progress.advance()
+          }
+          // Inside a transaction `setJSON` learns its version only at the commit: read each key's newest
+          // version here, under the transaction's write lock, where no other writer can interfere.
+          for index in latest.indices {
+            latest[index].version = try store.rows(key: latest[index].key, limit: 1).first?.version ?? 0
           }
         }
         progress.finish()
@@ -87,7 +89,8 @@ extension PLDTool {
     static func parse(_ text: String, file: String) throws -> [Entry] {
       var entries: [Entry] = []
       var lineNumber = 0
-      for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+      // "\r\n" is one Character in Swift: split on both forms of line end.
+      for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
         lineNumber += 1
         let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
         if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }

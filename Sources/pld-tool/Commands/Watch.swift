@@ -17,7 +17,8 @@ extension PLDTool {
       discussion: """
         Polls PRAGMA data_version every 50 ms on a read-only connection (a few microseconds each) and \
         prints every version committed since the last poll: key, version, time and value on one line, or \
-        with --json one JSON object per line. Stops on SIGINT or SIGTERM with exit status 0.
+        with --json one JSON object per line. A notice on standard error says when watching has begun. \
+        Stops on SIGINT or SIGTERM with exit status 0.
         """)
 
     @OptionGroup var options: DatabaseOptions
@@ -41,9 +42,8 @@ extension PLDTool {
 
       var lastSeen = try latestVersions(inspector)
       var dataVersion = try inspector.dataVersion()
-      if console.isErrorTerminal {
-        console.writeError("Watching \(TerminalText.quoted(options.database)) for new versions; press Ctrl-C to stop.\n")
-      }
+      // Always on standard error: it tells people and scripts that versions committed from now on appear.
+      console.writeError("Watching \(TerminalText.quoted(options.database)) for new versions; press Ctrl-C to stop.\n")
       while !console.isStopRequested {
         usleep(Self.pollInterval)
         let current: Int64

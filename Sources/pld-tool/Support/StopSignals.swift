@@ -20,6 +20,11 @@ final class StopSignals {
   /// Installs the handlers (for a console that writes to the real standard streams only).
   init(console: Console) {
     guard console.handlesSignals else { return }
+    // A parent may have started us with the signals blocked; the handlers must receive them.
+    var unblocked = sigset_t()
+    sigemptyset(&unblocked)
+    for number in Self.signals { sigaddset(&unblocked, number) }
+    pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
     for number in Self.signals {
       signal(number, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
