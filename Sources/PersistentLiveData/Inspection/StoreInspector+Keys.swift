@@ -57,11 +57,14 @@ extension StoreInspector {
   /// - Throws: ``InspectionError/unknownKey(path:key:)`` when no version of `key` is stored, or a
   ///   ``PersistentLiveDataError`` naming the file.
   package func keyStatistics(for key: String) throws -> KeyStatistics {
-    let found: KeyStatistics? = try hasValuesTable ? reading {
-      let statement = try connection.prepare(InspectionSQL.keyStatisticsOfKey)
-      try statement.bind(key, at: 1)
-      return try statement.step() ? Self.keyStatistics(statement) : nil
-    } : nil
+    var found: KeyStatistics?
+    if hasValuesTable {
+      try reading {
+        let statement = try connection.prepare(InspectionSQL.keyStatisticsOfKey)
+        try statement.bind(key, at: 1)
+        if try statement.step() { found = Self.keyStatistics(statement) }
+      }
+    }
     guard let found else { throw InspectionError.unknownKey(path: path, key: key) }
     return found
   }

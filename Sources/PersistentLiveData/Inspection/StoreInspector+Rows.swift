@@ -7,21 +7,23 @@ extension StoreInspector {
   /// - Parameters:
   ///   - key: The key.
   ///   - limit: At most this many rows (all when `nil`).
-  /// - Returns: The rows as stored; never empty.
+  /// - Returns: The rows as stored; empty only for a `limit` of 0.
   /// - Throws: ``InspectionError/unknownKey(path:key:)`` when no version of `key` is stored, or a
   ///   ``PersistentLiveDataError`` naming the file.
   package func rows(key: String, limit: Int? = nil) throws -> [StoredRow] {
-    let rows: [StoredRow] = try hasValuesTable ? reading {
-      let statement = try connection.prepare(InspectionSQL.rowsNewestFirst)
-      try statement.bind(key, at: 1)
-      try statement.bind(Int64(limit.map { max(0, $0) } ?? -1), at: 2)
-      var rows: [StoredRow] = []
-      while try statement.step() { rows.append(Self.row(key: key, statement)) }
-      return rows
-    } : []
+    var rows: [StoredRow] = []
+    if hasValuesTable {
+      try reading {
+        let statement = try connection.prepare(InspectionSQL.rowsNewestFirst)
+        try statement.bind(key, at: 1)
+        try statement.bind(Int64(limit.map { max(0, $0) } ?? -1), at: 2)
+        while try statement.step() { rows.append(Self.row(key: key, statement)) }
+      }
+    }
     if rows.isEmpty {
-      let exists = limit == 0 ? try versionRange(of: key) != nil : false
-      if !exists { throw InspectionError.unknownKey(path: path, key: key) }
+      // No row: the key is unknown, unless none was asked for.
+      let keyExists = limit == 0 ? try versionRange(of: key) != nil : false
+      if !keyExists { throw InspectionError.unknownKey(path: path, key: key) }
     }
     return rows
   }

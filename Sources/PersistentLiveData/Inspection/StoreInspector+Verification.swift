@@ -21,7 +21,8 @@ package enum VerificationProblem: Sendable, Equatable, CustomStringConvertible {
       return "invalid JSON: version \(version) of key \(InspectionError.quote(key))"
     case .versionGap(let key, let missing):
       let versions =
-        missing.count == 1 ? "version \(missing.lowerBound)" : "versions \(missing.lowerBound) to \(missing.upperBound)"
+        missing.count == 1
+        ? "version \(missing.lowerBound)" : "versions \(missing.lowerBound) to \(missing.upperBound)"
       return "version gap: key \(InspectionError.quote(key)) is missing \(versions)"
     }
   }

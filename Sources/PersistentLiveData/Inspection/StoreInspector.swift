@@ -112,7 +112,8 @@ package final class StoreInspector {
     do {
       status = try DatabaseFile.classify(path: path)
     } catch {
-      throw PersistentLiveDataError.cannotOpen(path: path, code: error.errno, reason: Self.reason(error.errno))
+      throw PersistentLiveDataError.cannotOpen(
+        path: path, code: error.errno, reason: Self.reason(error.errno))
     }
     switch status {
     case .missing:
@@ -136,7 +137,9 @@ package final class StoreInspector {
   private static func openValidated(path: String) throws -> Opened {
     do {
       return try open(path: path, mode: .readOnly)
-    } catch let error as SQLiteError where (error.isCantOpen || error.isReadOnly) && !isFolderWritable(of: path) {
+    } catch let error as SQLiteError
+      where (error.isCantOpen || error.isReadOnly) && !isFolderWritable(of: path)
+    {
       // "A WAL database in a directory the process cannot write cannot even be read" (-shm cannot be
       // created): read the database file alone.
       do {

@@ -44,7 +44,8 @@ extension PLDTool {
         switch change.kind {
         case .added: console.writeLine("+ \(path): \(change.new?.compact ?? "")")
         case .removed: console.writeLine("- \(path): \(change.old?.compact ?? "")")
-        case .changed: console.writeLine("~ \(path): \(change.old?.compact ?? "") → \(change.new?.compact ?? "")")
+        case .changed:
+          console.writeLine("~ \(path): \(change.old?.compact ?? "") → \(change.new?.compact ?? "")")
         }
       }
       console.writeLine(HumanFormat.count(changes.count, "change"))

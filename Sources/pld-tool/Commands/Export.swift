@@ -21,7 +21,8 @@ extension PLDTool {
       defer { inspector.close() }
       if let key { _ = try inspector.keyStatistics(for: key) }
       let console = Console.current
-      let progress = Progress("exporting", total: console.isErrorTerminal ? try inspector.rowCount(key: key) : 0)
+      let progress = Progress(
+        "exporting", total: console.isErrorTerminal ? try inspector.rowCount(key: key) : 0)
       defer { progress.finish() }
       try inspector.forEachRow(key: key) { row in
         console.writeLine(RowOutput(row).json.compact)

@@ -38,7 +38,8 @@ extension PLDTool {
             do {
               _ = try store.setJSON(entry.value, forKey: entry.key)
             } catch {
-              throw CommandError("Line \(entry.line) of \(TerminalText.quoted(file)) was not imported: \(error)")
+              throw CommandError(
+                "Line \(entry.line) of \(TerminalText.quoted(file)) was not imported: \(error)")
             }
             if indexByKey[entry.key] == nil {
               indexByKey[entry.key] = latest.count
@@ -67,7 +68,10 @@ extension PLDTool {
             .init("imported", .integer(entries.count)),
             .init(
               "keys",
-              .array(latest.map { .object([.init("key", .string($0.key)), .init("version", .integer($0.version))]) })),
+              .array(
+                latest.map {
+                  .object([.init("key", .string($0.key)), .init("version", .integer($0.version))])
+                })),
           ]))
         return
       }
@@ -90,7 +94,9 @@ extension PLDTool {
       var entries: [Entry] = []
       var lineNumber = 0
       // "\r\n" is one Character in Swift: split on both forms of line end.
-      for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
+      for rawLine in text.split(
+        omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+      {
         lineNumber += 1
         let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
         if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
@@ -103,7 +109,9 @@ extension PLDTool {
         } catch {
           throw failure("is not valid JSON: \(error)")
         }
-        guard case .object = object else { throw failure("is not a JSON object but \(object.kind == "array" ? "an" : "a") \(object.kind)") }
+        guard case .object = object else {
+          throw failure("is not a JSON object but \(object.kind == "array" ? "an" : "a") \(object.kind)")
+        }
         guard case .string(let key)? = object["key"] else { throw failure("has no \"key\" string") }
         guard !key.isEmpty else { throw failure("has an empty \"key\"") }
         guard let value = object["value"] else { throw failure("has no \"value\"") }

@@ -33,7 +33,9 @@ extension PLDTool {
         (
           "Integrity",
           summary.isIntegrityOK
-            ? "ok" : summary.quickCheck.map(TerminalText.escaped).joined(separator: "\n" + String(repeating: " ", count: 17))
+            ? "ok"
+            : summary.quickCheck.map(TerminalText.escaped).joined(
+              separator: "\n" + String(repeating: " ", count: 17))
         ),
       ]
       if summary.accessMode == .immutable {

@@ -18,7 +18,8 @@ extension PLDTool {
     @Argument(help: "The key.")
     var key: String
 
-    @Argument(help: ArgumentHelp("The value as JSON, or - to read it from standard input.", valueName: "json"))
+    @Argument(
+      help: ArgumentHelp("The value as JSON, or - to read it from standard input.", valueName: "json"))
     var value: String
 
     func run() throws {
@@ -53,7 +54,9 @@ struct WrittenVersion {
     // Read back what the library stored (its canonical JSON and time) without writing anything.
     let inspector = try StoreAccess.inspector(database)
     defer { inspector.close() }
-    guard case .object(let members) = RowOutput(try inspector.row(key: key, version: version)).json else { return }
+    guard case .object(let members) = RowOutput(try inspector.row(key: key, version: version)).json else {
+      return
+    }
     console.writeJSON(.object(members + extra))
   }
 }

@@ -27,11 +27,13 @@ extension PLDTool {
         console.writeJSON(Self.json(report))
       } else if report.isOK {
         console.writeLine(
-          "ok (\(HumanFormat.count(report.keyCount, "key")), \(HumanFormat.count(report.rowCount, "version")))")
+          "ok (\(HumanFormat.count(report.keyCount, "key")), \(HumanFormat.count(report.rowCount, "version")))"
+        )
       } else {
         for problem in report.problems { console.writeLine(problem.description) }
         console.writeLine(
-          "\(HumanFormat.count(report.problems.count, "problem")) found in \(TerminalText.quoted(options.database)).")
+          "\(HumanFormat.count(report.problems.count, "problem")) found in \(TerminalText.quoted(options.database))."
+        )
       }
       if !report.isOK { throw ExitCode.failure }
     }
@@ -52,12 +54,14 @@ extension PLDTool {
         members = [.init("kind", .string("integrity")), .init("message", .string(message))]
       case .invalidJSON(let key, let version):
         members = [
-          .init("kind", .string("invalidJSON")), .init("key", .string(key)), .init("version", .integer(version)),
+          .init("kind", .string("invalidJSON")), .init("key", .string(key)),
+          .init("version", .integer(version)),
         ]
       case .versionGap(let key, let missing):
         members = [
           .init("kind", .string("versionGap")), .init("key", .string(key)),
-          .init("missingFrom", .integer(missing.lowerBound)), .init("missingTo", .integer(missing.upperBound)),
+          .init("missingFrom", .integer(missing.lowerBound)),
+          .init("missingTo", .integer(missing.upperBound)),
         ]
       }
       members.append(.init("description", .string(problem.description)))

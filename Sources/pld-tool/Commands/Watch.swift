@@ -35,7 +35,8 @@ extension PLDTool {
       defer { inspector.close() }
       if inspector.accessMode == .immutable {
         throw CommandError(
-          "\(TerminalText.quoted(options.database)) can only be opened as an immutable file (its folder is not writable), so new versions cannot be seen.")
+          "\(TerminalText.quoted(options.database)) can only be opened as an immutable file (its folder is not writable), so new versions cannot be seen."
+        )
       }
       let signals = StopSignals(console: console)
       defer { withExtendedLifetime(signals) {} }
@@ -43,7 +44,8 @@ extension PLDTool {
       var lastSeen = try latestVersions(inspector)
       var dataVersion = try inspector.dataVersion()
       // Always on standard error: it tells people and scripts that versions committed from now on appear.
-      console.writeError("Watching \(TerminalText.quoted(options.database)) for new versions; press Ctrl-C to stop.\n")
+      console.writeError(
+        "Watching \(TerminalText.quoted(options.database)) for new versions; press Ctrl-C to stop.\n")
       while !console.isStopRequested {
         usleep(Self.pollInterval)
         let current: Int64
@@ -76,7 +78,8 @@ extension PLDTool {
       } else {
         console.writeLine(
           "\(TerminalText.key(row.row.key))  \(row.row.version)  "
-            + "\(HumanFormat.preciseLocalTime(milliseconds: row.row.writtenAtMilliseconds))  \(row.compactValue)")
+            + "\(HumanFormat.preciseLocalTime(milliseconds: row.row.writtenAtMilliseconds))  \(row.compactValue)"
+        )
       }
       console.flush()
     }

@@ -36,7 +36,8 @@ enum HumanFormat {
 
   /// A stored time in local time with milliseconds: `2025-11-21 07:21:30.123`.
   static func preciseLocalTime(milliseconds: Int64) -> String {
-    localTime(milliseconds: milliseconds) + "." + pad(Int(milliseconds - floorDivide(milliseconds, 1_000) * 1_000), 3)
+    localTime(milliseconds: milliseconds) + "."
+      + pad(Int(milliseconds - floorDivide(milliseconds, 1_000) * 1_000), 3)
   }
 
   /// A stored time in ISO 8601, UTC, with milliseconds: `2025-11-21T06:21:30.123Z`.

@@ -35,7 +35,8 @@ enum JSONDiff {
     return changes
   }
 
-  private static func compare(_ old: JSONValue, _ new: JSONValue, path: String, into changes: inout [Change]) {
+  private static func compare(_ old: JSONValue, _ new: JSONValue, path: String, into changes: inout [Change])
+  {
     switch (old, new) {
     case (.object(let oldMembers), .object(let newMembers)):
       var newByKey: [String: JSONValue] = [:]

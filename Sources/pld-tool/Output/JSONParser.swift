@@ -79,7 +79,9 @@ struct JSONParser {
     }
     while true {
       skipWhitespace()
-      guard peek(UInt8(ascii: "\"")) else { throw failure("unexpected \(describeCurrent()), expected a member name") }
+      guard peek(UInt8(ascii: "\"")) else {
+        throw failure("unexpected \(describeCurrent()), expected a member name")
+      }
       let key = try parseString()
       skipWhitespace()
       guard peek(UInt8(ascii: ":")) else { throw failure("unexpected \(describeCurrent()), expected \":\"") }
@@ -91,7 +93,9 @@ struct JSONParser {
         index += 1
         continue
       }
-      guard peek(UInt8(ascii: "}")) else { throw failure("unexpected \(describeCurrent()), expected \",\" or \"}\"") }
+      guard peek(UInt8(ascii: "}")) else {
+        throw failure("unexpected \(describeCurrent()), expected \",\" or \"}\"")
+      }
       index += 1
       depth -= 1
       return .object(members)
@@ -116,7 +120,9 @@ struct JSONParser {
         index += 1
         continue
       }
-      guard peek(UInt8(ascii: "]")) else { throw failure("unexpected \(describeCurrent()), expected \",\" or \"]\"") }
+      guard peek(UInt8(ascii: "]")) else {
+        throw failure("unexpected \(describeCurrent()), expected \",\" or \"]\"")
+      }
       index += 1
       depth -= 1
       return .array(elements)
@@ -214,7 +220,9 @@ struct JSONParser {
   private mutating func parseNumber() throws(Failure) -> String {
     let start = index
     if peek(UInt8(ascii: "-")) { index += 1 }
-    guard index < bytes.count, isDigit(bytes[index]) else { throw failure("invalid number, expected a digit") }
+    guard index < bytes.count, isDigit(bytes[index]) else {
+      throw failure("invalid number, expected a digit")
+    }
     if bytes[index] == UInt8(ascii: "0") {
       index += 1
       if index < bytes.count, isDigit(bytes[index]) { throw failure("invalid number, leading zero") }

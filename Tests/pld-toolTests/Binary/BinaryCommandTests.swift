@@ -14,7 +14,10 @@ import Testing
     #expect(help.status == 0)
     #expect(help.stderr == "")
     #expect(help.stdout.hasPrefix("OVERVIEW: Inspect, edit and watch a PersistentLiveData store.\n"))
-    for command in ["inspect", "keys", "get", "history", "diff", "set", "rollback", "prune", "export", "import", "verify", "watch"] {
+    for command in [
+      "inspect", "keys", "get", "history", "diff", "set", "rollback", "prune", "export", "import", "verify",
+      "watch",
+    ] {
       #expect(help.stdout.contains("\n  \(command) "), "\(command) is missing from --help")
     }
     #expect(try run(["--version"]) == CommandResult(stdout: "0.1.0\n", stderr: "", status: 0))
@@ -33,9 +36,13 @@ import Testing
     #expect(inspect.stderr == "")
 
     let keys = try run(["keys", path])
-    #expect(keys.stdout.split(separator: "\n").map { $0.split(separator: " ").first ?? "" } == ["KEY", "counter", "settings", "theme"])
+    #expect(
+      keys.stdout.split(separator: "\n").map { $0.split(separator: " ").first ?? "" } == [
+        "KEY", "counter", "settings", "theme",
+      ])
 
-    #expect(try run(["get", path, "theme"]) == CommandResult(stdout: "\"solarized\"\n", stderr: "", status: 0))
+    #expect(
+      try run(["get", path, "theme"]) == CommandResult(stdout: "\"solarized\"\n", stderr: "", status: 0))
     #expect(try run(["get", path, "counter", "--version", "2"]).stdout == "2\n")
 
     let history = try run(["history", path, "counter", "--limit", "1", "--json"])
@@ -44,12 +51,16 @@ import Testing
     #expect(rows.first?["value"] as? Int == 5)
 
     let diff = try run(["diff", path, "counter", "1", "5"])
-    #expect(diff == CommandResult(stdout: "key counter: version 1 → version 5\n~ $: 1 → 5\n1 change\n", stderr: "", status: 0))
+    #expect(
+      diff
+        == CommandResult(
+          stdout: "key counter: version 1 → version 5\n~ $: 1 → 5\n1 change\n", stderr: "", status: 0))
 
     let export = try run(["export", path])
     #expect(try export.jsonLines().count == 9)
 
-    #expect(try run(["verify", path]) == CommandResult(stdout: "ok (3 keys, 9 versions)\n", stderr: "", status: 0))
+    #expect(
+      try run(["verify", path]) == CommandResult(stdout: "ok (3 keys, 9 versions)\n", stderr: "", status: 0))
   }
 
   @Test func everyWriteCommand() throws {
@@ -57,14 +68,20 @@ import Testing
     defer { directory.remove() }
     let path = try directory.makeSampleStore()
 
-    #expect(try run(["set", path, "theme", #""dracula""#]) == CommandResult(stdout: "Wrote version 2 of key theme.\n", stderr: "", status: 0))
-    #expect(try run(["set", path, "piped", "-"], input: #"{"from": "stdin"}"#).stdout == "Wrote version 1 of key piped.\n")
+    #expect(
+      try run(["set", path, "theme", #""dracula""#])
+        == CommandResult(stdout: "Wrote version 2 of key theme.\n", stderr: "", status: 0))
+    #expect(
+      try run(["set", path, "piped", "-"], input: #"{"from": "stdin"}"#).stdout
+        == "Wrote version 1 of key piped.\n")
     #expect(
       try run(["rollback", path, "theme", "1"])
-        == CommandResult(stdout: "Wrote version 3 of key theme with the content of version 1.\n", stderr: "", status: 0))
+        == CommandResult(
+          stdout: "Wrote version 3 of key theme with the content of version 1.\n", stderr: "", status: 0))
     #expect(
       try run(["prune", path, "--keep", "1"])
-        == CommandResult(stdout: "Deleted 8 versions of 4 keys; kept the newest 1 of each.\n", stderr: "", status: 0))
+        == CommandResult(
+          stdout: "Deleted 8 versions of 4 keys; kept the newest 1 of each.\n", stderr: "", status: 0))
     let file = try directory.write(#"{"key":"imported","value":[1,2,3]}"# + "\n", to: "in.jsonl")
     #expect(
       try run(["import", path, file])
@@ -94,10 +111,19 @@ import Testing
     let cases: [([String], String)] = [
       (["get", missing, "k"], "Error: \"\(missing)\" does not exist.\n"),
       (["keys", text], "Error: \"\(text)\" is not an SQLite database; it was left untouched.\n"),
-      (["inspect", foreign], "Error: \"\(foreign)\" is another application's SQLite database, not a PersistentLiveData store.\n"),
+      (
+        ["inspect", foreign],
+        "Error: \"\(foreign)\" is another application's SQLite database, not a PersistentLiveData store.\n"
+      ),
       (["get", path, "nope"], "Error: Key \"nope\" is not stored in \"\(path)\".\n"),
-      (["get", path, "counter", "--version", "2"], "Error: Version 2 of key \"counter\" in \"\(path)\" has been pruned; the oldest kept is 4.\n"),
-      (["set", path, "k", "{"], "Error: The value for key \"k\" is not valid JSON: unexpected end of text, expected a member name at line 1, column 2.\n"),
+      (
+        ["get", path, "counter", "--version", "2"],
+        "Error: Version 2 of key \"counter\" in \"\(path)\" has been pruned; the oldest kept is 4.\n"
+      ),
+      (
+        ["set", path, "k", "{"],
+        "Error: The value for key \"k\" is not valid JSON: unexpected end of text, expected a member name at line 1, column 2.\n"
+      ),
     ]
     for (arguments, message) in cases {
       #expect(try run(arguments) == CommandResult(stdout: "", stderr: message, status: 1), "\(arguments)")
@@ -129,9 +155,13 @@ import Testing
     #expect(keys.status == 0)
     #expect(!keys.stdout.contains("\u{1B}"))
     #expect(keys.stdout.split(separator: "\n").count == 2)
-    #expect(keys.stdout.contains("\n" + #""x\u{1B}[31m\"; DROP TABLE pld_values; --\nfake…  "#))  // cut at 48 columns
+    // Cut at 48 columns in the table, escaped all the same.
+    #expect(keys.stdout.contains("\n" + #""x\u{1B}[31m\"; DROP TABLE pld_values; --\nfake…  "#))
     let missing = try run(["get", path, key + "!"])
-    #expect(missing.stderr == #"Error: Key "x\u{1b}[31m\"; DROP TABLE pld_values; --\nfake line!" is not stored in ""# + path + "\".\n")
+    #expect(
+      missing.stderr
+        == #"Error: Key "x\u{1b}[31m\"; DROP TABLE pld_values; --\nfake line!" is not stored in ""# + path
+        + "\".\n")
     #expect(try run(["get", path, key]).stdout == #""\u001b]0;title\u0007""# + "\n")
     let json = try #require(try run(["keys", path, "--json"]).json() as? [[String: Any]])
     #expect(json.first?["key"] as? String == key)
@@ -150,7 +180,8 @@ import Testing
     #expect(result.stdout == "")
     #expect(
       result.stderr
-        == "Error: Line 51 of \"\(file)\" is not valid JSON: unexpected character \"n\", expected a value at line 1, column 22.\n")
+        == "Error: Line 51 of \"\(file)\" is not valid JSON: unexpected character \"n\", expected a value at line 1, column 22.\n"
+    )
     #expect(directory.snapshot("app.db") == before)
     #expect(try run(["keys", path, "--json"]).stdout.contains("\"k1\"") == false)
   }

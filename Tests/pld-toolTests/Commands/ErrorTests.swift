@@ -12,12 +12,15 @@ import Testing
     defer { directory.remove() }
     let path = directory.path("missing.db")
 
-    for command in [["inspect"], ["keys"], ["get", "k"], ["history", "k"], ["diff", "k", "1", "2"],
-      ["rollback", "k", "1"], ["prune", "--keep", "1"], ["export"], ["verify"], ["watch"]]
-    {
+    for command in [
+      ["inspect"], ["keys"], ["get", "k"], ["history", "k"], ["diff", "k", "1", "2"],
+      ["rollback", "k", "1"], ["prune", "--keep", "1"], ["export"], ["verify"], ["watch"],
+    ] {
       let arguments = [command[0], path] + command.dropFirst()
       let result = runInProcess(arguments)
-      #expect(result == CommandResult(stdout: "", stderr: "Error: \"\(path)\" does not exist.\n", status: 1), "\(arguments)")
+      #expect(
+        result == CommandResult(stdout: "", stderr: "Error: \"\(path)\" does not exist.\n", status: 1),
+        "\(arguments)")
     }
     #expect(!FileManager.default.fileExists(atPath: path))
     #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
@@ -38,13 +41,16 @@ import Testing
 
     let other = runInProcess(["inspect", foreign])
     #expect(
-      other.stderr == "Error: \"\(foreign)\" is another application's SQLite database, not a PersistentLiveData store.\n")
+      other.stderr
+        == "Error: \"\(foreign)\" is another application's SQLite database, not a PersistentLiveData store.\n"
+    )
     #expect(runInProcess(["set", foreign, "k", "1"]).stderr == other.stderr)
     #expect(FileManager.default.contents(atPath: foreign) == foreignBytes)
     #expect(FileManager.default.contents(atPath: text) == Data("just some notes\n".utf8))
 
     let folder = runInProcess(["keys", directory.path])
-    #expect(folder.stderr == "Error: \"\(directory.path)\" is not an SQLite database; it was left untouched.\n")
+    #expect(
+      folder.stderr == "Error: \"\(directory.path)\" is not an SQLite database; it was left untouched.\n")
   }
 
   @Test func unknownKeysAndVersionsAreNamed() throws {
@@ -53,7 +59,8 @@ import Testing
     let path = try directory.makeSampleStore()
     _ = runInProcess(["prune", path, "counter", "--keep", "2"])
 
-    #expect(runInProcess(["get", path, "nope"]).stderr == "Error: Key \"nope\" is not stored in \"\(path)\".\n")
+    #expect(
+      runInProcess(["get", path, "nope"]).stderr == "Error: Key \"nope\" is not stored in \"\(path)\".\n")
     #expect(runInProcess(["history", path, "nope"]).status == 1)
     #expect(
       runInProcess(["get", path, "counter", "--version", "1"]).stderr
@@ -61,7 +68,9 @@ import Testing
     #expect(
       runInProcess(["get", path, "counter", "--version", "6"]).stderr
         == "Error: Version 6 of key \"counter\" in \"\(path)\" does not exist; the latest is 5.\n")
-    #expect(runInProcess(["prune", path, "nope", "--keep", "1"]).stderr == "Error: Key \"nope\" is not stored in \"\(path)\".\n")
+    #expect(
+      runInProcess(["prune", path, "nope", "--keep", "1"]).stderr
+        == "Error: Key \"nope\" is not stored in \"\(path)\".\n")
   }
 
   @Test func usageErrorsFollowArgumentParser() {

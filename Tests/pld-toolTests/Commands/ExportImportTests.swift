@@ -15,16 +15,18 @@ import Testing
     #expect(result.status == 0, "\(result)")
     let lines = try result.jsonLines()
     #expect(lines.count == 9)
-    #expect(lines.map { "\($0["key"] ?? "")/\($0["version"] ?? "")" } == [
-      "counter/1", "counter/2", "counter/3", "counter/4", "counter/5",
-      "settings/1", "settings/2", "settings/3", "theme/1",
-    ])
+    #expect(
+      lines.map { "\($0["key"] ?? "")/\($0["version"] ?? "")" } == [
+        "counter/1", "counter/2", "counter/3", "counter/4", "counter/5",
+        "settings/1", "settings/2", "settings/3", "theme/1",
+      ])
     #expect(lines.last?["value"] as? String == "solarized")
     #expect(Swift.Set(lines.flatMap(\.keys)) == ["key", "version", "writtenAt", "size", "value"])
 
     let one = runInProcess(["export", path, "theme"])
     #expect(one.stdout.split(separator: "\n").count == 1)
-    #expect(runInProcess(["export", path, "nope"]).stderr == "Error: Key \"nope\" is not stored in \"\(path)\".\n")
+    #expect(
+      runInProcess(["export", path, "nope"]).stderr == "Error: Key \"nope\" is not stored in \"\(path)\".\n")
   }
 
   @Test func importReproducesAnExportedStore() throws {
@@ -80,7 +82,10 @@ import Testing
   }
 
   @Test(arguments: [
-    (#"{"key":"a","value":1}"# + "\n" + #"{"key":"b","value":}"#, "Line 2 of \"FILE\" is not valid JSON: unexpected character \"}\", expected a value at line 1, column 20."),
+    (
+      #"{"key":"a","value":1}"# + "\n" + #"{"key":"b","value":}"#,
+      "Line 2 of \"FILE\" is not valid JSON: unexpected character \"}\", expected a value at line 1, column 20."
+    ),
     (#"{"key":"a","value":1}"# + "\n\n" + #"[1]"#, "Line 3 of \"FILE\" is not a JSON object but an array."),
     (#"{"value":1}"#, "Line 1 of \"FILE\" has no \"key\" string."),
     (#"{"key":"a","value":1}"# + "\n" + #"{"key":"b"}"#, "Line 2 of \"FILE\" has no \"value\"."),

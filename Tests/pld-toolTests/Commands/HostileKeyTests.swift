@@ -66,6 +66,7 @@ import Testing
     #expect(export.allSatisfy { ($0["value"] as? String)?.hasSuffix("\u{1B}]52;c;bad\u{07}") == true })
 
     // The keys reach SQLite only as bound parameters: the table is still there.
-    #expect(runInProcess(["verify", path]).stdout == "ok (\(Self.keys.count) keys, \(Self.keys.count) versions)\n")
+    #expect(
+      runInProcess(["verify", path]).stdout == "ok (\(Self.keys.count) keys, \(Self.keys.count) versions)\n")
   }
 }

@@ -53,7 +53,9 @@ import Testing
     let keys = try #require(try result.json() as? [[String: Any]])
     #expect(keys.compactMap { $0["key"] as? String } == libraryKeys)
     let byKey = Dictionary(uniqueKeysWithValues: keys.map { ($0["key"] as? String ?? "", $0) })
-    for (key, history) in [("settings", settingsHistory.map(\.writtenAt)), ("counter", counterHistory.map(\.writtenAt))] {
+    for (key, history) in [
+      ("settings", settingsHistory.map(\.writtenAt)), ("counter", counterHistory.map(\.writtenAt)),
+    ] {
       let entry = try #require(byKey[key])
       #expect(entry["version"] as? Int == history.count)
       #expect(entry["versions"] as? Int == history.count)

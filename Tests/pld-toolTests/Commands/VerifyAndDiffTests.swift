@@ -49,7 +49,8 @@ import Testing
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let path = try directory.makeSampleStore()
-    try SchemaEditor.execute("UPDATE pld_values SET payload = 'oops' || char(27) WHERE key = 'theme'", path: path)
+    try SchemaEditor.execute(
+      "UPDATE pld_values SET payload = 'oops' || char(27) WHERE key = 'theme'", path: path)
 
     let human = runInProcess(["get", path, "theme"])
     #expect(human.stdout == "(not valid JSON) oops\\u{1B}\n")
@@ -86,6 +87,8 @@ import Testing
 
     #expect(runInProcess(["diff", path, "settings", "2", "2"]).stdout.hasSuffix("no differences\n"))
     let missing = runInProcess(["diff", path, "settings", "1", "9"])
-    #expect(missing.stderr == "Error: Version 9 of key \"settings\" in \"\(path)\" does not exist; the latest is 3.\n")
+    #expect(
+      missing.stderr
+        == "Error: Version 9 of key \"settings\" in \"\(path)\" does not exist; the latest is 3.\n")
   }
 }

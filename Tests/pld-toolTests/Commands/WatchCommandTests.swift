@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import PersistentLiveData
+import Synchronization
 import Testing
 
 @testable import pld_tool
@@ -19,7 +19,9 @@ import Testing
       finished.signal()
     }
     thread.start()
-    #expect(waitUntil { console.capturedError.contains("Watching") }, "watch did not start: \(console.capturedError)")
+    #expect(
+      waitUntil { console.capturedError.contains("Watching") },
+      "watch did not start: \(console.capturedError)")
     defer {
       console.requestStop()
       _ = finished.wait(timeout: .now() + 5)
@@ -47,7 +49,8 @@ import Testing
     }
     #expect(result.status == 0)
     let lines = try result.jsonLines()
-    #expect(lines.map { "\($0["key"] ?? "")/\($0["version"] ?? "")" } == ["brand new/1", "counter/6", "counter/7"])
+    #expect(
+      lines.map { "\($0["key"] ?? "")/\($0["version"] ?? "")" } == ["brand new/1", "counter/6", "counter/7"])
     #expect(lines.map { $0["value"] as? Int } == [nil, 6, 7])
   }
 

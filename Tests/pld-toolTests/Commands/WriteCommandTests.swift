@@ -83,7 +83,9 @@ import Testing
 
     let result = runInProcess(["rollback", path, "counter", "2"])
     #expect(result.status == 1)
-    #expect(result.stderr == "Error: Version 2 of key \"counter\" in \"\(path)\" has been pruned; the oldest kept is 4.\n")
+    #expect(
+      result.stderr
+        == "Error: Version 2 of key \"counter\" in \"\(path)\" has been pruned; the oldest kept is 4.\n")
     #expect(directory.snapshot("app.db") == before)
   }
 
@@ -140,7 +142,8 @@ import Testing
 
     let write = runInProcess(["set", path, "k", "1"])
     #expect(write.status == 1)
-    #expect(write.stderr == "Error: \"\(path)\" has schema version 99, newer than the 1 this library supports.\n")
+    #expect(
+      write.stderr == "Error: \"\(path)\" has schema version 99, newer than the 1 this library supports.\n")
     let read = runInProcess(["keys", path])
     #expect(read.status == 1)
     #expect(read.stderr == write.stderr)

@@ -56,20 +56,23 @@ import Testing
   @Test func escapesEveryCharacterATerminalWouldInterpret() throws {
     let value = JSONValue.string("a\u{1B}[2J\u{7F}\u{9B}\u{202E}\u{2028}\u{E0041}é😀\n\"\\")
     #expect(value.compact == #""a\u001b[2J\u007f\u009b\u202e\u2028\udb40\udc41é😀\n\"\\""#)
-    let decoded = try JSONSerialization.jsonObject(with: Data(value.compact.utf8), options: [.fragmentsAllowed])
+    let decoded = try JSONSerialization.jsonObject(
+      with: Data(value.compact.utf8), options: [.fragmentsAllowed])
     #expect(decoded as? String == "a\u{1B}[2J\u{7F}\u{9B}\u{202E}\u{2028}\u{E0041}é😀\n\"\\")
   }
 
   @Test func diffNamesPathsWithJSONPathSyntax() throws {
     let old = try JSONParser.parse(#"{"items":[{"title":"a"},{"title":"b"}],"n":1,"gone":true,"odd key":1}"#)
-    let new = try JSONParser.parse(#"{"items":[{"title":"a"},{"title":"c"},{"title":"x"}],"n":1.0,"odd key":2,"new":null}"#)
+    let new = try JSONParser.parse(
+      #"{"items":[{"title":"a"},{"title":"c"},{"title":"x"}],"n":1.0,"odd key":2,"new":null}"#)
     let changes = JSONDiff.changes(from: old, to: new)
     #expect(changes.map(\.path) == [#"$.items[1].title"#, "$.items[2]", "$.gone", #"$["odd key"]"#, "$.new"])
     #expect(changes.map(\.kind) == [.changed, .added, .removed, .changed, .added])
     #expect(changes[2].old == .bool(true))
     #expect(changes[2].new == nil)
     #expect(JSONDiff.changes(from: .number("1"), to: .string("1")).map(\.kind) == [.changed])
-    #expect(JSONDiff.changes(from: .number("12345678901234567890"), to: .number("12345678901234567891")).count == 1)
+    #expect(
+      JSONDiff.changes(from: .number("12345678901234567890"), to: .number("12345678901234567891")).count == 1)
     #expect(JSONDiff.changes(from: .array([]), to: .array([])).isEmpty)
   }
 }

@@ -104,12 +104,15 @@ final class ToolProcess {
   }
 
   /// Runs `pld-tool arguments…` to completion, feeding `input` to its standard input.
-  static func run(_ arguments: [String], input: String = "", timeout: TimeInterval = 30) throws -> CommandResult {
+  static func run(
+    _ arguments: [String], input: String = "", timeout: TimeInterval = 30
+  ) throws -> CommandResult {
     let process = try ToolProcess(arguments)
     process.write(input)
     process.closeInput()
     guard process.wait(timeout: timeout) != nil else {
-      throw CocoaError(.fileReadUnknown, userInfo: [NSDebugDescriptionErrorKey: "pld-tool \(arguments) timed out"])
+      throw CocoaError(
+        .fileReadUnknown, userInfo: [NSDebugDescriptionErrorKey: "pld-tool \(arguments) timed out"])
     }
     return process.result
   }
@@ -134,7 +137,8 @@ final class ToolProcess {
   /// Everything collected so far.
   var result: CommandResult {
     CommandResult(
-      stdout: String(decoding: stdoutBuffer, as: UTF8.self), stderr: String(decoding: stderrBuffer, as: UTF8.self),
+      stdout: String(decoding: stdoutBuffer, as: UTF8.self),
+      stderr: String(decoding: stderrBuffer, as: UTF8.self),
       status: exitStatus ?? -1)
   }
 
