@@ -50,7 +50,14 @@ let package = Package(
     ),
     .testTarget(
       name: "PersistentLiveDataTests",
+      dependencies: ["PersistentLiveData", "pld-test-child"],
+      swiftSettings: swiftSettings
+    ),
+    // A small program the tests run as a separate process: concurrent writers, crash targets.
+    .executableTarget(
+      name: "pld-test-child",
       dependencies: ["PersistentLiveData"],
+      path: "Tests/Helpers/pld-test-child",
       swiftSettings: swiftSettings
     ),
     .testTarget(

@@ -178,7 +178,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
 
   /// Moves to a row written without this instance, if it is newer and decodes.
   func accept(_ row: StoredRow, onMainActor: Bool) -> (() -> Void)? {
-    guard let value = try? decode(row) else { return nil }
+    guard row.version > version, let value = try? decode(row) else { return nil }
     return accept(value, version: row.version, onMainActor: onMainActor)
   }
 

@@ -17,6 +17,9 @@ final class StoreDatabase: @unchecked Sendable {
   private var preloaded: [String: StoredRow]
   private var instances: [String: LiveInstance] = [:]
   private var transaction: TransactionContext?
+  /// The last `PRAGMA data_version` seen; it changes only when another connection commits.
+  private var lastDataVersion: Int64 = 0
+  private var externalChangeTimer: (any DispatchSourceTimer)?
 
   /// Opens (creating it if needed) and validates the database at `path`, or an in-memory one.
   init(path: String?, options: StoreOptions) throws {
@@ -26,9 +29,14 @@ final class StoreDatabase: @unchecked Sendable {
     connection = opened.connection
     fileRegistration = opened.registration
     preloaded = opened.latestRows
+    if path != nil, let interval = options.externalChangePollInterval, interval > .zero {
+      lastDataVersion = (try? opened.connection.dataVersion()) ?? 0
+      startPolling(every: interval)
+    }
   }
 
   deinit {
+    externalChangeTimer?.cancel()
     connection?.close()
   }
 
@@ -66,10 +74,51 @@ final class StoreDatabase: @unchecked Sendable {
 
   func close() {
     locked {
+      externalChangeTimer?.cancel()
+      externalChangeTimer = nil
       connection?.close()
       connection = nil
       fileRegistration = nil
       preloaded = [:]
+    }
+  }
+
+  // MARK: Changes made by other connections
+
+  /// Checks for commits of other connections on a background timer, holding the database weakly.
+  private func startPolling(every interval: Duration) {
+    let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "PersistentLiveData.poll"))
+    let nanoseconds = max(1_000_000, Int(interval.components.seconds) * 1_000_000_000
+      + Int(interval.components.attoseconds / 1_000_000_000))
+    timer.schedule(
+      deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds),
+      leeway: .nanoseconds(nanoseconds / 10))
+    timer.setEventHandler { [weak self] in self?.applyExternalChanges() }
+    externalChangeTimer = timer
+    timer.resume()
+  }
+
+  /// If another connection committed since the last check, reloads the latest row of every live key and
+  /// moves the live values forward (never backwards), notifying their observers on the main actor.
+  func applyExternalChanges() {
+    let changed: [(LiveInstance, StoredRow)] = locked {
+      guard let connection, transaction == nil,
+        let dataVersion = try? connection.dataVersion(), dataVersion != lastDataVersion
+      else { return [] }
+      lastDataVersion = dataVersion
+      preloaded.removeAll()
+      var changed: [(LiveInstance, StoredRow)] = []
+      for (key, instance) in instances where instance.object != nil {
+        if let row = try? Self.latestRow(key: key, connection: connection) {
+          changed.append((instance, row))
+        }
+      }
+      return changed
+    }
+    // Decoding is user code: done without the lock. A live value only ever moves to a newer version,
+    // so a write of this process committed meanwhile is never undone.
+    for (instance, row) in changed {
+      instance.accept(row, false)?()
     }
   }
 
@@ -229,6 +278,7 @@ final class StoreDatabase: @unchecked Sendable {
     try withConnection { connection in
       let latest = try Self.latestVersion(key: key, connection: connection)
       let statement = try connection.cachedStatement(SQL.history)
+      defer { statement.reset() }
       try statement.bind(key, at: 1)
       try statement.bind(retentionFloor(latest: latest), at: 2)
       try statement.bind(Int64(limit.map { max(0, $0) } ?? -1), at: 3)
@@ -246,6 +296,7 @@ final class StoreDatabase: @unchecked Sendable {
       let latest = try Self.latestVersion(key: key, connection: connection)
       guard version > retentionFloor(latest: latest), version <= latest else { return nil }
       let statement = try connection.cachedStatement(SQL.row)
+      defer { statement.reset() }
       try statement.bind(key, at: 1)
       try statement.bind(version, at: 2)
       return try statement.step() ? Self.row(key: key, statement) : nil
@@ -279,6 +330,7 @@ final class StoreDatabase: @unchecked Sendable {
   func keys() throws -> [String] {
     try withConnection { connection in
       let statement = try connection.cachedStatement(SQL.keys)
+      defer { statement.reset() }
       var keys: [String] = []
       while try statement.step() { keys.append(statement.text(0)) }
       return keys
@@ -295,6 +347,9 @@ final class StoreDatabase: @unchecked Sendable {
 
   static func latestVersion(key: String, connection: SQLiteConnection) throws -> Int64 {
     let statement = try connection.cachedStatement(SQL.latestVersion)
+    // A statement left on a row keeps its read transaction open: it would pin an old snapshot (writes
+    // then fail with SQLITE_BUSY_SNAPSHOT) and block every checkpoint. Always reset after reading.
+    defer { statement.reset() }
     try statement.bind(key, at: 1)
     guard try statement.step(), !statement.isNull(0) else { return 0 }
     return statement.int64(0)
@@ -302,6 +357,7 @@ final class StoreDatabase: @unchecked Sendable {
 
   static func latestRow(key: String, connection: SQLiteConnection) throws -> StoredRow? {
     let statement = try connection.cachedStatement(SQL.latestRow)
+    defer { statement.reset() }
     try statement.bind(key, at: 1)
     return try statement.step() ? row(key: key, statement) : nil
   }

@@ -7,7 +7,7 @@ enum StoreErrors {
 
   static func map(_ error: SQLiteError, path: String) -> PersistentLiveDataError {
     if error.isFull { return .diskFull(path: path) }
-    if error.isReadOnly { return .readOnly(path: path) }
+    if error.isReadOnly || error.isWriteRefusedBySystem { return .readOnly(path: path) }
     if error.isBusy || error.isLocked { return .busy(path: path) }
     if error.isCorrupt { return .corrupt(path: path, detail: error.message) }
     if error.isNotADatabase { return .notADatabase(path: path) }

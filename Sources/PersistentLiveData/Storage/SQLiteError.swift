@@ -1,5 +1,13 @@
 internal import PLDSQLite3
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// An error reported by SQLite: the result code, SQLite's own message and the SQL that failed.
 ///
 /// Every SQLite call in `Storage/` that returns something other than `SQLITE_OK` (or the expected
@@ -22,6 +30,8 @@ package struct SQLiteError: Error, CustomStringConvertible, Sendable, Hashable {
   package let message: String
   /// The SQL being prepared or run, when there was one.
   package let sql: String?
+  /// The operating system's `errno` behind an I/O or open failure (`sqlite3_system_errno`), or 0.
+  package var systemErrno: Int32 = 0
 
   /// The primary result code (the low 8 bits of ``extendedCode``), e.g. 19 (`SQLITE_CONSTRAINT`).
   package var code: Int32 { extendedCode & 0xFF }
@@ -75,6 +85,13 @@ extension SQLiteError {
   package var isCantOpen: Bool { code == SQLITE_CANTOPEN }
   /// `SQLITE_IOERR` (10): the operating system reported an I/O error.
   package var isIOError: Bool { code == SQLITE_IOERR }
+
+  /// An I/O or open failure because the file system refused to write: `EPERM` (an immutable file),
+  /// `EACCES` or `EROFS` (a read-only mount).
+  package var isWriteRefusedBySystem: Bool {
+    (code == SQLITE_IOERR || code == SQLITE_CANTOPEN)
+      && [EPERM, EACCES, EROFS].contains(systemErrno)
+  }
   /// `SQLITE_CONSTRAINT` (19): a `PRIMARY KEY`, `UNIQUE`, `NOT NULL` or `CHECK` constraint failed.
   package var isConstraint: Bool { code == SQLITE_CONSTRAINT }
   /// `SQLITE_MISUSE` (21): an API called out of order, e.g. a statement of a closed connection.
@@ -115,6 +132,7 @@ extension SQLiteError {
       message = Self.codeDescription(resultCode)
     }
     self.init(extendedCode: resultCode, message: message, sql: sql)
+    if let db { systemErrno = sqlite3_system_errno(db) }
   }
 
   /// A misuse this package detects itself (closed connection, several statements given to `prepare`, …).

@@ -1,0 +1,38 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// The benchmark of PersistentLiveData. A separate package so that nothing here (the raw SQLite
+// baseline, its system-library target) ever reaches the library's users.
+//
+// PLD_BENCH_LIBRARY_PATH points the benchmark at another checkout of the library (a baseline to
+// compare against); by default it is the package this folder belongs to.
+let libraryPath = Context.environment["PLD_BENCH_LIBRARY_PATH"] ?? ".."
+
+let package = Package(
+  name: "PersistentLiveDataBenchmarks",
+  platforms: [.macOS(.v15)],
+  dependencies: [
+    .package(name: "PersistentLiveData", path: libraryPath)
+  ],
+  targets: [
+    // The system libsqlite3 for the raw baseline, under a module name no other package uses.
+    .systemLibrary(
+      name: "PLDBenchSQLite3",
+      path: "Sources/BenchSQLite3",
+      pkgConfig: "sqlite3",
+      providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+    ),
+    .executableTarget(
+      name: "pld-bench",
+      dependencies: [
+        "PLDBenchSQLite3",
+        .product(name: "PersistentLiveData", package: "PersistentLiveData"),
+      ],
+      swiftSettings: [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+        .enableUpcomingFeature("InternalImportsByDefault"),
+      ]
+    ),
+  ]
+)

@@ -1,0 +1,108 @@
+import Foundation
+
+/// The raw-SQLite contender: what a hand-written client does to store versioned JSON values, in the
+/// library's schema shape and with the library's pragmas — the cost floor the library is compared with.
+///
+/// Writing a value is `JSONEncoder` (sorted keys, as the library encodes) + `BEGIN IMMEDIATE` +
+/// `SELECT max(version)` + `INSERT` + `COMMIT`, all prepared once.
+///
+/// ```swift
+/// let raw = try RawVersionedStore(path: path, synchronous: "FULL")
+/// try raw.set(profile, key: "profile")
+/// ```
+final class RawVersionedStore {
+  /// The schema of the benchmark brief: `pld_values` without its CHECK constraint, under another name.
+  static let schema = """
+    CREATE TABLE IF NOT EXISTS t(
+      key TEXT NOT NULL, version INTEGER NOT NULL, written_at INTEGER NOT NULL, payload TEXT NOT NULL,
+      PRIMARY KEY(key, version)) WITHOUT ROWID
+    """
+
+  private let database: RawDatabase
+  private let encoder = RawVersionedStore.makeEncoder()
+  private let begin: RawStatement
+  private let commit: RawStatement
+  private let latestVersion: RawStatement
+  private let insert: RawStatement
+
+  init(path: String, synchronous: String) throws {
+    database = try RawDatabase(path: path)
+    try database.configure(synchronous: synchronous)
+    try database.execute(Self.schema)
+    begin = try database.prepare("BEGIN IMMEDIATE")
+    commit = try database.prepare("COMMIT")
+    latestVersion = try database.prepare("SELECT max(version) FROM t WHERE key = ?")
+    insert = try database.prepare("INSERT INTO t(key, version, written_at, payload) VALUES (?, ?, ?, ?)")
+  }
+
+  /// The encoder settings of the library's codec.
+  static func makeEncoder() -> JSONEncoder {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    return encoder
+  }
+
+  /// Encodes `value` and commits it as the next version of `key`; returns that version.
+  @discardableResult
+  func set<Value: Encodable>(_ value: Value, key: String) throws -> Int64 {
+    let payload = try encoder.encode(value)
+    try begin.run()
+    do {
+      try latestVersion.bind(key, at: 1)
+      let latest = try latestVersion.step() && !latestVersion.isNull(0) ? latestVersion.int64(0) : 0
+      latestVersion.reset()
+      try insert.bind(key, at: 1)
+      try insert.bind(latest + 1, at: 2)
+      try insert.bind(Int64(Date().timeIntervalSince1970 * 1_000), at: 3)
+      try insert.bind(utf8: payload, at: 4)
+      try insert.run()
+      try commit.run()
+      return latest + 1
+    } catch {
+      latestVersion.reset()
+      try? database.execute("ROLLBACK")
+      throw error
+    }
+  }
+}
+
+/// Raw SQLite reading a store file: what the library's restore is compared with.
+enum RawRestore {
+  /// Reads the latest row of every key of an open store file with one query and decodes it.
+  static func latestValues<Value: Decodable>(
+    _ type: Value.Type, in database: RawDatabase
+  ) throws -> [String: Value] {
+    // SQLite returns the payload of the row holding max(version) for a bare column next to max().
+    let latest = try database.prepare(
+      "SELECT key, max(version), payload FROM pld_values GROUP BY key")
+    let decoder = JSONDecoder()
+    var values: [String: Value] = [:]
+    while try latest.step() {
+      values[latest.text(0)] = try decoder.decode(type, from: latest.data(2))
+    }
+    return values
+  }
+
+  /// Appends `count` versions of `key` to the store file at `path` in one transaction, straight into
+  /// `pld_values`, as fast as SQLite can: the history benchmark's prefill. Returns the latest version.
+  static func appendHistory(path: String, key: String, count: Int, payload: Data) throws -> Int64 {
+    let database = try RawDatabase(path: path)
+    try database.execute("PRAGMA synchronous=OFF; BEGIN IMMEDIATE")
+    let latest = try database.prepare("SELECT coalesce(max(version), 0) FROM pld_values WHERE key = ?")
+    try latest.bind(key, at: 1)
+    let start = try latest.step() ? latest.int64(0) : 0
+    latest.reset()
+    let insert = try database.prepare(
+      "INSERT INTO pld_values(key, version, written_at, payload) VALUES (?, ?, ?, ?)")
+    try insert.bind(key, at: 1)
+    try insert.bind(utf8: payload, at: 4)
+    let writtenAt = Int64(Date().timeIntervalSince1970 * 1_000)
+    for offset in 1...Int64(count) {
+      try insert.bind(start + offset, at: 2)
+      try insert.bind(writtenAt, at: 3)
+      try insert.run()
+    }
+    try database.execute("COMMIT; PRAGMA wal_checkpoint(TRUNCATE)")
+    return start + Int64(count)
+  }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+// pld-bench: the performance benchmark of PersistentLiveData. Top-level code runs on the main actor,
+// where the library's observers are called. See README.md for what each table measures.
+
+let options: Options
+do {
+  options = try Options.parse(CommandLine.arguments.dropFirst())
+} catch {
+  FileHandle.standardError.write(Data("pld-bench: \(error)\n\n\(Options.usage)\n".utf8))
+  exit(2)
+}
+if options.help {
+  print(Options.usage)
+  exit(0)
+}
+
+var run = RunInfo(options: options)
+print("# PersistentLiveData benchmark\n")
+run.header.forEach { print($0) }
+#if DEBUG
+print("\nWARNING: a debug build; numbers are meaningless. Use swift run -c release.")
+#endif
+
+let report = Report()
+let started = MonotonicClock.now()
+do {
+  if options.runs("delivery") { try DeliveryBenchmark(quick: options.quick).run(report) }
+  if options.runs("registration") { try await RegistrationBenchmark(quick: options.quick).run(report) }
+  let scratch = try ScratchDirectory()
+  if options.runs("set") { try SetBenchmark(quick: options.quick, scratch: scratch).run(report) }
+  if options.runs("restore") { try RestoreBenchmark(quick: options.quick, scratch: scratch).run(report) }
+  if options.runs("history") { try HistoryBenchmark(quick: options.quick, scratch: scratch).run(report) }
+  if options.runs("retention") { try RetentionBenchmark(quick: options.quick, scratch: scratch).run(report) }
+} catch {
+  FileHandle.standardError.write(Data("pld-bench: \(error)\n".utf8))
+  exit(1)
+}
+
+run.peakResidentMegabytes = peakResidentMegabytes()
+let seconds = MonotonicClock.nanoseconds(since: started) / 1e9
+print("\nTotal: \(Format.value(seconds)) s, peak RSS \(Format.value(run.peakResidentMegabytes ?? 0)) MB.")
+if let path = options.jsonPath {
+  do {
+    try report.writeJSON(to: path, run: run)
+    print("Results written to \(path).")
+  } catch {
+    FileHandle.standardError.write(Data("pld-bench: cannot write \(path): \(error)\n".utf8))
+    exit(1)
+  }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+
+@testable import PersistentLiveData
+
+/// The values the child program writes in the concurrent-writers test.
+private struct Tagged: Codable, Sendable, Equatable {
+  var tag: String
+  var seq: Int
+}
+
+@Suite(.serialized) struct ExternalChangeTests {
+  @MainActor
+  @Test func observerReceivesAnotherProcessesWriteWithin250Milliseconds() async throws {
+    let folder = try TemporaryDirectory()
+    let path = folder.path("shared.db")
+    let store = try PersistentStore(path: path)
+    let counter = try store.liveData("counter", default: 0)
+    var received: [Int] = []
+    counter.observeForever(receiveCurrent: false) { received.append($0) }
+
+    let child = try ChildProcess(ChildProcess.testChildPath, ["set", path, "counter", "42"])
+    #expect(child.readLine() == "ack 1")
+    let acknowledged = ContinuousClock.now
+    while received.isEmpty, ContinuousClock.now - acknowledged < .seconds(2) {
+      try await Task.sleep(for: .milliseconds(2))
+    }
+    let latency = ContinuousClock.now - acknowledged
+    child.wait()
+    #expect(received == [42])
+    #expect(counter.version == 1)
+    #expect(latency < .milliseconds(250), "external write reached the observer after \(latency)")
+  }
+
+  @Test func twoProcessesWritingTheSameKeyProduceGapFreeVersions() async throws {
+    let folder = try TemporaryDirectory()
+    let path = folder.path("race.db")
+    // Create the file first so both children open an existing store.
+    try PersistentStore(path: path).close()
+
+    let writers = try ["A", "B"].map { tag in
+      try ChildProcess(ChildProcess.testChildPath, ["write", path, "shared", "500", "1000", tag])
+    }
+    for writer in writers {
+      let lines = writer.readAllLines()
+      writer.wait()
+      #expect(writer.exitCode == 0, "child output: \(lines)")
+      #expect(lines.contains("final 1000"), "child output: \(lines)")
+      #expect(lines.contains { $0.hasPrefix("order ok") }, "child output: \(lines)")
+    }
+
+    let store = try PersistentStore(path: path)
+    let shared = try store.liveData("shared", default: Tagged(tag: "", seq: 0))
+    let history = try shared.history()
+    #expect(history.map(\.version) == Array((1...1000).reversed()))
+    for tag in ["A", "B"] {
+      // Each writer's values appear in the order it wrote them, all 500 of them.
+      let sequence = history.reversed().filter { $0.value.tag == tag }.map(\.value.seq)
+      #expect(sequence == Array(1...500))
+    }
+    #expect(shared.value == history.first?.value)
+  }
+
+  @MainActor
+  @Test func externalVersionsArriveInOrderAndNeverTwice() async throws {
+    let folder = try TemporaryDirectory()
+    let path = folder.path("order.db")
+    let store = try PersistentStore(path: path)
+    let data = try store.liveData("shared", default: Tagged(tag: "", seq: 0))
+    var seen: [Tagged] = []
+    data.observeForever(receiveCurrent: false) { seen.append($0) }
+    var streamed: [Tagged] = []
+    let consumer = Task.detached {
+      var collected: [Tagged] = []
+      for await value in data.values {
+        collected.append(value)
+        if value.seq == 300 { break }
+      }
+      return collected
+    }
+
+    let writer = try ChildProcess(ChildProcess.testChildPath, ["write", path, "shared", "300", "300", "X"])
+    let lines = writer.readAllLines()
+    writer.wait()
+    #expect(writer.exitCode == 0, "child output: \(lines)")
+    let deadline = ContinuousClock.now + .seconds(5)
+    while seen.last?.seq != 300, ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    streamed = await consumer.value
+    #expect(data.version == 300)
+    #expect(data.value == Tagged(tag: "X", seq: 300))
+    let observed = seen.map(\.seq)
+    #expect(observed.last == 300)
+    #expect(observed == observed.sorted() && Set(observed).count == observed.count)
+    let streamedSeqs = streamed.dropFirst().map(\.seq)  // the first element is the starting value
+    #expect(streamedSeqs == streamedSeqs.sorted() && Set(streamedSeqs).count == streamedSeqs.count)
+    #expect(streamedSeqs.last == 300)
+  }
+
+  @Test func writesAfterAnExternalWriteContinueTheVersionSequence() throws {
+    let folder = try TemporaryDirectory()
+    let path = folder.path("continue.db")
+    var options = StoreOptions()
+    options.externalChangePollInterval = nil  // the write itself must find the newest version
+    let store = try PersistentStore(path: path, options: options)
+    let counter = try store.liveData("counter", default: 0)
+    try counter.set(1)
+    let child = try ChildProcess(ChildProcess.testChildPath, ["set", path, "counter", "2"])
+    #expect(child.readLine() == "ack 2")
+    child.wait()
+    try counter.set(3)
+    #expect(counter.version == 3)
+    #expect(try counter.history().map(\.version) == [3, 2, 1])
+    // update starts again from the external version when it finds a newer one.
+    let child2 = try ChildProcess(ChildProcess.testChildPath, ["set", path, "counter", "10"])
+    #expect(child2.readLine() == "ack 4")
+    child2.wait()
+    let result = try counter.update { $0 += 1 }
+    #expect(result == 11)
+    #expect(counter.version == 5)
+  }
+
+  @Test func pollingStopsWhenTheStoreIsClosedOrReleased() throws {
+    let folder = try TemporaryDirectory()
+    let path = folder.path("stop.db")
+    weak var released: StoreDatabase?
+    do {
+      let store = try PersistentStore(path: path)
+      released = store.database
+      _ = try store.liveData("a", default: 1)
+    }
+    // Nothing — no timer, no live value — keeps the database alive once the app lets go.
+    #expect(released == nil)
+
+    let store = try PersistentStore(path: path)
+    try store.close()
+    // The file is released too: the same process can open it again.
+    let again = try PersistentStore(path: path)
+    try again.close()
+  }
+}

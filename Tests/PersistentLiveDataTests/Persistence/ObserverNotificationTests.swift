@@ -1,0 +1,257 @@
+import Foundation
+import Testing
+
+@testable import PersistentLiveData
+
+extension Persistence {
+  /// Observers are notified after the commit, never before, never for a failed set, and may call back into
+  /// the store from their callbacks.
+  @MainActor @Suite struct ObserverNotificationTests {
+    /// What an observer saw when it was called.
+    struct Seen: Equatable {
+      let delivered: Int
+      let liveVersion: Int64
+      let newestStoredVersion: Int64?
+      let newestStoredValue: Int?
+      let storedAtLiveVersion: Int?
+    }
+
+    @Test func observerSeesTheCommittedVersionWhenCalled() throws {
+      let folder = try TestDirectory()
+      let store = try PersistentStore(path: folder.file())
+      let count = try store.liveData("count", default: 0)
+      var seen: [Seen] = []
+      var callbackErrors: [String] = []
+      let observer = count.observeForever(receiveCurrent: false) { delivered in
+        do {
+          let newest = try count.history(limit: 1).first
+          seen.append(
+            Seen(
+              delivered: delivered, liveVersion: count.version, newestStoredVersion: newest?.version,
+              newestStoredValue: newest?.value, storedAtLiveVersion: try count.value(at: count.version)))
+        } catch {
+          callbackErrors.append("\(error)")
+        }
+      }
+      defer { observer.cancel() }
+
+      for number in [10, 20, 20, 30] {
+        try count.set(number)
+      }
+      #expect(callbackErrors.isEmpty)
+      #expect(
+        seen == [
+          Seen(
+            delivered: 10, liveVersion: 1, newestStoredVersion: 1, newestStoredValue: 10,
+            storedAtLiveVersion: 10),
+          Seen(
+            delivered: 20, liveVersion: 2, newestStoredVersion: 2, newestStoredValue: 20,
+            storedAtLiveVersion: 20),
+          Seen(
+            delivered: 20, liveVersion: 3, newestStoredVersion: 3, newestStoredValue: 20,
+            storedAtLiveVersion: 20),
+          Seen(
+            delivered: 30, liveVersion: 4, newestStoredVersion: 4, newestStoredValue: 30,
+            storedAtLiveVersion: 30),
+        ], "set on the main actor notifies synchronously, after the commit")
+    }
+
+    /// Another process (the sqlite3 client) already sees the version when the observer is called: it was
+    /// committed, not only written inside an open transaction.
+    @Test(.enabled(if: SQLiteCLI.isAvailable, "needs the sqlite3 command-line client"))
+    func versionIsVisibleToAnotherConnectionWhenObserverIsCalled() throws {
+      let folder = try TestDirectory()
+      let path = folder.file()
+      let store = try PersistentStore(path: path)
+      let flag = try store.liveData("flag", default: false)
+      var seenByOtherConnection: [String] = []
+      let observer = flag.observeForever(receiveCurrent: false) { _ in
+        seenByOtherConnection.append(
+          (try? SQLiteCLI.query(path, "SELECT max(version) FROM pld_values WHERE key = 'flag'")) ?? "error")
+      }
+      defer { observer.cancel() }
+      try flag.set(true)
+      try flag.set(false)
+      #expect(seenByOtherConnection == ["1", "2"])
+    }
+
+    @Test func setsFromAnotherThreadAreDeliveredAfterTheirCommit() async throws {
+      let folder = try TestDirectory()
+      let store = try PersistentStore(path: folder.file())
+      let count = try store.liveData("count", default: 0)
+      var seen: [Seen] = []
+      let observer = count.observeForever(receiveCurrent: false) { delivered in
+        let newest = try? count.history(limit: 1).first
+        seen.append(
+          Seen(
+            delivered: delivered, liveVersion: count.version, newestStoredVersion: newest?.version,
+            newestStoredValue: newest?.value,
+            storedAtLiveVersion: (try? count.value(at: count.version)) ?? nil))
+      }
+      defer { observer.cancel() }
+
+      let afterSet = ErrorBox()
+      let writer = RunningThreads(1) { _ in
+        for number in 1...50 {
+          do {
+            try count.set(number)
+            // The only writer: value and version are exactly what it wrote, before set returns.
+            if count.version != Int64(number) || count.value != number {
+              afterSet.record(
+                TestSupportError("after set(\(number)): value \(count.value), v\(count.version)"))
+            }
+          } catch {
+            afterSet.record(error)
+          }
+        }
+      }
+      let delivered = await eventually(timeout: .seconds(20)) {
+        writer.isFinished && seen.last?.delivered == 50
+      }
+      #expect(
+        delivered,
+        "the latest value reaches the observer (got \(seen.last.map { "\($0.delivered)" } ?? "nothing"))")
+      #expect(afterSet.errors.isEmpty)
+      #expect(count.version == 50)
+      for entry in seen {
+        // Delivery may skip intermediate values, but what is delivered was committed first.
+        #expect(entry.newestStoredVersion.map { $0 >= Int64(entry.delivered) } == true, "\(entry)")
+        #expect(entry.liveVersion >= Int64(entry.delivered))
+      }
+      #expect(seen.map(\.delivered) == seen.map(\.delivered).sorted(), "delivered in order")
+    }
+
+    @Test func failedSetsFromAnotherThreadAreNeverDelivered() async throws {
+      let folder = try TestDirectory()
+      let store = try PersistentStore(path: folder.file())
+      let reading = try store.liveData("reading", default: Reading(value: 0))
+      var delivered: [Reading] = []
+      let observer = reading.observeForever(receiveCurrent: false) { delivered.append($0) }
+      defer { observer.cancel() }
+      let unexpected = ErrorBox()
+      let writer = RunningThreads(1) { _ in
+        do {
+          try reading.set(Reading(value: .nan))
+          unexpected.record(TestSupportError("NaN was accepted"))
+        } catch {}
+        do {
+          try reading.set(Reading(value: 1))
+        } catch {
+          unexpected.record(error)
+        }
+      }
+      #expect(await eventually { writer.isFinished && !delivered.isEmpty })
+      #expect(unexpected.errors.isEmpty)
+      #expect(delivered == [Reading(value: 1)])
+      #expect(reading.version == 1)
+    }
+
+    @Test func observerMayReadAndWriteTheStoreFromItsCallback() throws {
+      let folder = try TestDirectory()
+      let store = try PersistentStore(path: folder.file())
+      let source = try store.liveData("source", default: 0)
+      let log = try store.liveData("log", default: [Int]())
+      var historyLengths: [Int] = []
+      var keysSeen: [[String]] = []
+      var failures: [String] = []
+      let observer = source.observeForever(receiveCurrent: false) { value in
+        do {
+          historyLengths.append(try source.history().count)
+          _ = try source.value(at: source.version)
+          keysSeen.append(try store.keys().sorted())
+          let sameInstance = try store.liveData("source", default: 0)
+          if sameInstance !== source { failures.append("liveData returned another instance") }
+          try log.update { $0.append(value) }  // a write to another key from inside the callback
+        } catch {
+          failures.append("\(error)")
+        }
+      }
+      defer { observer.cancel() }
+      try source.set(1)
+      try source.set(2)
+      #expect(failures.isEmpty)
+      #expect(historyLengths == [1, 2])
+      #expect(keysSeen == [["source"], ["log", "source"]])
+      #expect(log.value == [1, 2])
+      #expect(log.version == 2)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func callbacksReadingTheStoreDoNotDeadlockWithWritersOnOtherThreads() async throws {
+      let folder = try TestDirectory()
+      let store = try PersistentStore(path: folder.file())
+      let count = try store.liveData("count", default: 0)
+      var reads = 0
+      var failures: [String] = []
+      let observer = count.observeForever(receiveCurrent: false) { _ in
+        do {
+          _ = try count.history(limit: 5)
+          _ = try count.value(at: count.version)
+          _ = try store.keys()
+          reads += 1
+        } catch {
+          failures.append("\(error)")
+        }
+      }
+      defer { observer.cancel() }
+      let errors = ErrorBox()
+      let writers = RunningThreads(3) { _ in
+        for _ in 0..<100 {
+          do { try count.update { $0 += 1 } } catch { errors.record(error) }
+        }
+      }
+      // Meanwhile the main actor also writes and reads.
+      for _ in 0..<20 {
+        try count.update { $0 += 1 }
+        await Task.yield()
+      }
+      let done = await eventually(timeout: .seconds(30)) { writers.isFinished && count.value == 320 }
+      #expect(done, "value \(count.value), writers finished: \(writers.isFinished)")
+      #expect(errors.errors.isEmpty)
+      #expect(failures.isEmpty)
+      #expect(reads > 0)
+      #expect(count.version == 320)
+    }
+
+    @Test func rollbackNotifiesWithTheRestoredContent() throws {
+      let folder = try TestDirectory()
+      let store = try PersistentStore(path: folder.file())
+      let name = try store.liveData("name", default: "")
+      try name.set("first")
+      try name.set("second")
+      var delivered: [String] = []
+      let observer = name.observeForever(receiveCurrent: false) { delivered.append($0) }
+      defer { observer.cancel() }
+      try name.rollback(to: 1)
+      #expect(delivered == ["first"])
+      #expect(name.version == 3)
+    }
+
+    @Test func rejectedRollbackNotifiesNobody() throws {
+      let folder = try TestDirectory()
+      let store = try PersistentStore(path: folder.file())
+      let name = try store.liveData("name", default: "")
+      try name.set("first")
+      var delivered: [String] = []
+      let observer = name.observeForever(receiveCurrent: false) { delivered.append($0) }
+      defer { observer.cancel() }
+      expectStoreError("unknownVersion") { try name.rollback(to: 5) }
+      #expect(delivered.isEmpty)
+    }
+
+    @Test func restoredValueIsDeliveredAsCurrentToNewObservers() throws {
+      let folder = try TestDirectory()
+      do {
+        let store = try PersistentStore(path: folder.file())
+        try store.liveData("name", default: "").set("persisted")
+        try store.close()
+      }
+      let store = try PersistentStore(path: folder.file())
+      let name = try store.liveData("name", default: "")
+      var delivered: [String] = []
+      let observer = name.observeForever { delivered.append($0) }
+      defer { observer.cancel() }
+      #expect(delivered == ["persisted"])
+    }
+  }
+}

@@ -1,0 +1,348 @@
+import Foundation
+import Testing
+
+@testable import PersistentLiveData
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// Helpers for the persistence tests: a fresh folder per test, raw file access, the sqlite3 command-line
+// client as an independent reader, fault injection (tmpfs, chattr) and error matching.
+
+// MARK: - Temporary folders
+
+/// A fresh folder under the system temporary directory.
+///
+/// Folders are removed when the test process exits rather than in `deinit`, so that a folder cannot
+/// disappear in the middle of a test whose last use of the `TestDirectory` value came early.
+final class TestDirectory: Sendable {
+  let path: String
+
+  init(_ label: String = "store") throws {
+    let base = FileManager.default.temporaryDirectory.path
+    path = "\(base)/pld-tests-\(label)-\(UUID().uuidString)"
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    TestDirectoryCleanup.shared.add(path)
+  }
+
+  /// A path inside the folder (nothing is created).
+  func file(_ name: String = "store.db") -> String { "\(path)/\(name)" }
+}
+
+/// Removes every test folder when the process exits.
+final class TestDirectoryCleanup: @unchecked Sendable {
+  static let shared = TestDirectoryCleanup()
+  private let lock = NSLock()
+  private var paths: [String] = []
+
+  private init() {
+    atexit { TestDirectoryCleanup.shared.removeAll() }
+  }
+
+  func add(_ path: String) {
+    lock.withLock { paths.append(path) }
+  }
+
+  func removeAll() {
+    let all = lock.withLock { paths }
+    for path in all { try? FileManager.default.removeItem(atPath: path) }
+  }
+}
+
+// MARK: - Files
+
+/// The bytes of a file, or nil if it does not exist.
+func fileBytes(_ path: String) -> Data? {
+  FileManager.default.contents(atPath: path)
+}
+
+func fileExists(_ path: String) -> Bool {
+  var info = stat()
+  return lstat(path, &info) == 0
+}
+
+/// The permission bits of a file or folder (without following a symbolic link).
+func permissions(_ path: String) -> mode_t? {
+  var info = stat()
+  guard lstat(path, &info) == 0 else { return nil }
+  return info.st_mode & 0o7777
+}
+
+func writeFile(_ path: String, _ data: Data) throws {
+  guard FileManager.default.createFile(atPath: path, contents: data) else {
+    throw TestSupportError("cannot write \(path)")
+  }
+}
+
+/// Deterministic pseudo-random bytes (never an SQLite header).
+func pseudoRandomBytes(count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> Data {
+  var state = seed
+  var bytes = [UInt8](repeating: 0, count: count)
+  for index in 0..<count {
+    state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+    bytes[index] = UInt8(truncatingIfNeeded: state >> 33)
+  }
+  if count > 0 { bytes[0] = 0x7F }  // "SQLite format 3" starts with "S"
+  return Data(bytes)
+}
+
+/// Overwrites `count` bytes at `offset` with a fixed garbage pattern, in place.
+func overwriteBytes(_ path: String, at offset: Int, count: Int) throws {
+  guard let handle = FileHandle(forUpdatingAtPath: path) else {
+    throw TestSupportError("cannot open \(path) for update")
+  }
+  defer { try? handle.close() }
+  try handle.seek(toOffset: UInt64(offset))
+  try handle.write(contentsOf: Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 0xA5) }))
+}
+
+func truncateFile(_ path: String, to size: Int) throws {
+  guard truncate(path, off_t(size)) == 0 else { throw TestSupportError("truncate \(path): errno \(errno)") }
+}
+
+struct TestSupportError: Error, CustomStringConvertible {
+  let description: String
+  init(_ description: String) { self.description = description }
+}
+
+// MARK: - External processes
+
+struct ProcessResult {
+  let status: Int32
+  let output: String
+  let errorOutput: String
+}
+
+@discardableResult
+func run(_ executable: String, _ arguments: [String]) throws -> ProcessResult {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: executable)
+  process.arguments = arguments
+  let output = Pipe()
+  let errors = Pipe()
+  process.standardOutput = output
+  process.standardError = errors
+  try process.run()
+  let outData = output.fileHandleForReading.readDataToEndOfFile()
+  let errData = errors.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  return ProcessResult(
+    status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self),
+    errorOutput: String(decoding: errData, as: UTF8.self))
+}
+
+/// The sqlite3 command-line client, an independent reader of our files.
+enum SQLiteCLI {
+  static let executable: String? = ["/usr/bin/sqlite3", "/usr/local/bin/sqlite3", "/bin/sqlite3"]
+    .first { FileManager.default.isExecutableFile(atPath: $0) }
+
+  static var isAvailable: Bool { executable != nil }
+
+  /// Runs `sql` on `path` and returns stdout with the trailing newline removed. Read-only unless asked.
+  @discardableResult
+  static func query(_ path: String, _ sql: String, readOnly: Bool = true) throws -> String {
+    guard let executable else { throw TestSupportError("sqlite3 is not installed") }
+    let result = try run(executable, (readOnly ? ["-readonly"] : []) + ["-batch", path, sql])
+    guard result.status == 0 else {
+      throw TestSupportError("sqlite3 \(sql) failed (\(result.status)): \(result.errorOutput)")
+    }
+    var text = result.output
+    while text.hasSuffix("\n") { text.removeLast() }
+    return text
+  }
+
+  /// Runs statements that change the file (for preparing foreign or newer databases).
+  static func execute(_ path: String, _ sql: String) throws {
+    try query(path, sql, readOnly: false)
+  }
+}
+
+/// `chattr +i` / `-i` on each path that exists.
+func setImmutable(_ immutable: Bool, _ paths: [String]) throws {
+  for path in paths where fileExists(path) {
+    let result = try run("/usr/bin/chattr", [immutable ? "+i" : "-i", path])
+    guard result.status == 0 else {
+      throw TestSupportError("chattr on \(path) failed: \(result.errorOutput)")
+    }
+  }
+}
+
+var isRoot: Bool { getuid() == 0 }
+var chattrIsAvailable: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/chattr") }
+
+// MARK: - tmpfs (disk full)
+
+/// A small tmpfs mounted on a fresh folder. Root only; call `unmount()` in a `defer`.
+final class SmallFileSystem {
+  let directory: TestDirectory
+  var path: String { directory.path }
+  private var mounted = false
+
+  init(size: String) throws {
+    directory = try TestDirectory("tmpfs")
+    guard mount("tmpfs", directory.path, "tmpfs", 0, "size=\(size)") == 0 else {
+      throw TestSupportError("mount tmpfs failed: errno \(errno)")
+    }
+    mounted = true
+  }
+
+  /// Writes a file until the file system is full; returns its path.
+  @discardableResult
+  func fill(name: String = "filler") throws -> String {
+    let filler = "\(path)/\(name)"
+    let descriptor = open(filler, O_CREAT | O_WRONLY | O_TRUNC, 0o600)
+    guard descriptor >= 0 else { throw TestSupportError("cannot create filler: errno \(errno)") }
+    defer { close(descriptor) }
+    for chunkSize in [65_536, 4_096, 512, 1] {
+      let chunk = [UInt8](repeating: 0x5A, count: chunkSize)
+      while true {
+        let written = chunk.withUnsafeBytes { write(descriptor, $0.baseAddress, chunkSize) }
+        if written < chunkSize { break }
+      }
+    }
+    return filler
+  }
+
+  func unmount() {
+    if mounted { umount2(directory.path, Int32(MNT_DETACH)) }
+    mounted = false
+  }
+
+  deinit { unmount() }
+}
+
+// MARK: - Errors
+
+extension PersistentLiveDataError {
+  /// The name of the case, e.g. "diskFull", independent of its associated values.
+  var caseName: String {
+    Mirror(reflecting: self).children.first?.label ?? String(describing: self)
+  }
+}
+
+/// Runs `body` and records an issue unless it throws the `PersistentLiveDataError` case named `name`.
+@discardableResult
+func expectStoreError<Result>(
+  _ name: String, _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation,
+  _ body: () throws -> Result
+) -> PersistentLiveDataError? {
+  do {
+    let result = try body()
+    Issue.record(
+      "expected PersistentLiveDataError.\(name), but no error was thrown (returned \(result)) \(comment.map { "— \($0)" } ?? "")",
+      sourceLocation: sourceLocation)
+    return nil
+  } catch let error as PersistentLiveDataError {
+    if error.caseName != name {
+      Issue.record(
+        "expected PersistentLiveDataError.\(name), got .\(error.caseName): \(error) \(comment.map { "— \($0)" } ?? "")",
+        sourceLocation: sourceLocation)
+    }
+    return error
+  } catch {
+    Issue.record(
+      "expected PersistentLiveDataError.\(name), got \(type(of: error)): \(error) \(comment.map { "— \($0)" } ?? "")",
+      sourceLocation: sourceLocation)
+    return nil
+  }
+}
+
+// MARK: - Values
+
+/// A Codable struct whose properties are declared out of alphabetical order.
+struct Profile: Codable, Sendable, Equatable {
+  var name: String
+  var age: Int
+  var tags: [String]
+}
+
+/// JSONEncoder refuses NaN, so `Reading(value: .nan)` cannot be encoded.
+struct Reading: Codable, Sendable, Equatable {
+  var value: Double
+}
+
+/// A value whose encoding fails on demand.
+struct Refusing: Codable, Sendable, Equatable {
+  struct Refused: Error {}
+  var refuse: Bool
+  var payload: Int
+
+  func encode(to encoder: any Encoder) throws {
+    if refuse { throw Refused() }
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(refuse, forKey: .refuse)
+    try container.encode(payload, forKey: .payload)
+  }
+}
+
+// MARK: - Observation
+
+/// Records what observers received, and what the store said at that moment.
+@MainActor final class DeliveryRecorder<Value: Sendable> {
+  var values: [Value] = []
+  var count: Int { values.count }
+}
+
+/// Polls `condition` on the main actor until it holds or `timeout` passes; returns whether it held.
+@MainActor func eventually(
+  timeout: Duration = .seconds(5), _ condition: @MainActor () -> Bool
+) async -> Bool {
+  let clock = ContinuousClock()
+  let deadline = clock.now.advanced(by: timeout)
+  while clock.now < deadline {
+    if condition() { return true }
+    try? await Task.sleep(for: .milliseconds(2))
+  }
+  return condition()
+}
+
+/// Runs `body(index)` on `count` real threads at once and waits for all of them.
+func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+  let finished = DispatchGroup()
+  let start = DispatchSemaphore(value: 0)
+  for index in 0..<count {
+    finished.enter()
+    let thread = Thread {
+      start.wait()
+      body(index)
+      finished.leave()
+    }
+    thread.start()
+  }
+  for _ in 0..<count { start.signal() }
+  finished.wait()
+}
+
+/// Collects errors thrown on other threads.
+final class ErrorBox: @unchecked Sendable {
+  private let lock = NSLock()
+  private var collected: [String] = []
+
+  func record(_ error: any Error) {
+    lock.withLock { collected.append("\(error)") }
+  }
+
+  var errors: [String] { lock.withLock { collected } }
+}
+
+/// Real threads started together; `isFinished` tells when all have returned, without blocking.
+final class RunningThreads: @unchecked Sendable {
+  private let lock = NSLock()
+  private var remaining: Int
+
+  init(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    remaining = count
+    for index in 0..<count {
+      let thread = Thread { [self] in
+        body(index)
+        lock.withLock { remaining -= 1 }
+      }
+      thread.start()
+    }
+  }
+
+  var isFinished: Bool { lock.withLock { remaining == 0 } }
+}
