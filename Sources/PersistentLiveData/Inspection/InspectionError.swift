@@ -37,6 +37,9 @@ package enum InspectionError: Error, CustomStringConvertible, Equatable, Sendabl
       return "Key \(Self.quote(key)) is not stored in \(Self.quote(path))."
     case .unknownVersion(let path, let key, let version, let oldest, let latest):
       let subject = "Version \(version) of key \(Self.quote(key)) in \(Self.quote(path))"
+      if version < 1 {
+        return "\(subject) does not exist; versions start at 1."
+      }
       if version > latest {
         return "\(subject) does not exist; the latest is \(latest)."
       }
