@@ -25,7 +25,7 @@ extension LiveData {
   /// ```
   /// - Parameter initiator: The observer to catch up.
   @MainActor public func dispatch(initiator: Observer<Value>) {
-    guard let entry = registry.entry(for: initiator) else { return }
+    guard let entry = existingRegistry?.entry(for: initiator) else { return }
     dispatch(entry: entry)
   }
 
@@ -37,32 +37,44 @@ extension LiveData {
       dispatchInvalidated = true
       return
     }
+    guard let registry = existingRegistry else { return }
     isDispatching = true
     defer { isDispatching = false }
     var initiator = initiator
     repeat {
       dispatchInvalidated = false
-      let current = snapshot
+      let (value, version) = storage.withLock { ($0.value, $0.version) }
       if let entry = initiator {
-        notify(entry, current)
+        notify(entry, value, version)
         initiator = nil
-      } else {
-        registry.forEachEntry { entry in
-          notify(entry, current)
-          return !dispatchInvalidated
+        continue
+      }
+      registry.beginIteration()
+      defer { registry.endIteration() }
+      // Iterate over a snapshot of the array (no exclusivity check per element); entries registered by a
+      // callback are appended to the live array and picked up by the next snapshot.
+      var start = 0
+      passes: while true {
+        let entries = registry.entries
+        guard start < entries.count else { break }
+        for position in start..<entries.count {
+          notify(entries[position], value, version)
+          if dispatchInvalidated { break passes }
         }
+        start = entries.count
       }
     } while dispatchInvalidated
   }
 
-  @MainActor private func notify(_ entry: ObserverEntry<Value>, _ current: (value: Value, version: Int64)) {
-    guard entry.isActive, entry.deliveredVersion < current.version else { return }
+  @MainActor @inline(__always)
+  private func notify(_ entry: ObserverEntry<Value>, _ value: Value, _ version: Int64) {
+    guard entry.isActive, entry.deliveredVersion < version else { return }
     if entry.isDead {
       registry.remove(entry)
       return
     }
-    entry.deliveredVersion = current.version
-    entry.observer.update(current.value)
+    entry.deliveredVersion = version
+    entry.observer.update(value)
   }
 
   /// Records a value written by this process at `newVersion` and notifies: synchronously when called on

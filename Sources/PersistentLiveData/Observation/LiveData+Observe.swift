@@ -118,7 +118,7 @@ extension LiveData {
   /// - Returns: `false` if it was not registered here.
   @MainActor @discardableResult
   public func remove(observer: Observer<Value>) -> Bool {
-    registry.remove(observer) != nil
+    existingRegistry?.remove(observer) != nil
   }
 
   /// Removes every observer bound to `owner`.
@@ -128,7 +128,7 @@ extension LiveData {
   /// ```
   /// - Parameter owner: The owner whose observers go.
   @MainActor public func removeObservers(owner: AnyObject) {
-    registry.removeAll { $0.owner === owner }
+    existingRegistry?.removeAll { $0.owner === owner }
   }
 
   /// Removes every observer.
@@ -138,7 +138,7 @@ extension LiveData {
   /// data.hasObservers   // false
   /// ```
   @MainActor public func removeAllObservers() {
-    registry.removeAll { _ in true }
+    existingRegistry?.removeAll { _ in true }
   }
 
   /// Whether any observer is registered. Observers whose owner is gone or that were cancelled do not
@@ -148,6 +148,7 @@ extension LiveData {
   /// if !data.hasObservers { cache.evict(data) }
   /// ```
   @MainActor public var hasObservers: Bool {
+    guard let registry = existingRegistry else { return false }
     registry.pruneDeadEntries()
     return registry.liveEntryCount > 0
   }
@@ -158,6 +159,7 @@ extension LiveData {
   /// data.hasActiveObservers   // false until an active owner observes
   /// ```
   @MainActor public var hasActiveObservers: Bool {
+    guard let registry = existingRegistry else { return false }
     registry.pruneDeadEntries()
     return registry.hasActiveEntries
   }
@@ -177,6 +179,6 @@ extension LiveData {
   /// Removes an internal observer and returns the last version it received.
   @MainActor
   func removeReturningDeliveredVersion(_ observer: Observer<Value>) -> Int64? {
-    registry.remove(observer)?.deliveredVersion
+    existingRegistry?.remove(observer)?.deliveredVersion
   }
 }

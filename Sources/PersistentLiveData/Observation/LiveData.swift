@@ -20,8 +20,8 @@
 open class LiveData<Value: Sendable>: @unchecked Sendable {
   /// Value, version and async-sequence subscribers, readable and writable from any thread.
   let storage: Locked<LiveDataStorage<Value>>
-  /// The observers; only touched on the main actor.
-  let registry = ObserverRegistry<Value>()
+  /// The observers, created with the first registration; only touched on the main actor.
+  private var observerRegistry: ObserverRegistry<Value>?
   /// Dispatch bookkeeping; only touched on the main actor.
   var isDispatching = false
   var dispatchInvalidated = false
@@ -36,7 +36,6 @@ open class LiveData<Value: Sendable>: @unchecked Sendable {
   /// - Parameter value: The initial value; it is delivered to observers that register.
   public init(_ value: Value) {
     storage = Locked(LiveDataStorage(value: value, version: 0))
-    connectRegistry()
   }
 
   /// Creates a LiveData that has no value yet (version -1): nothing is delivered until the first set.
@@ -48,13 +47,11 @@ open class LiveData<Value: Sendable>: @unchecked Sendable {
   /// ```
   public init() where Value: ExpressibleByNilLiteral {
     storage = Locked(LiveDataStorage(value: nil, version: -1))
-    connectRegistry()
   }
 
   /// Creates a LiveData at an explicit version; -1 means "not initialized".
   init(value: Value, version: Int64) {
     storage = Locked(LiveDataStorage(value: value, version: version))
-    connectRegistry()
   }
 
   deinit {
@@ -65,7 +62,11 @@ open class LiveData<Value: Sendable>: @unchecked Sendable {
     for continuation in continuations { continuation.finish() }
   }
 
-  private func connectRegistry() {
+  /// The observer registry, created on first use: a LiveData nobody observes (most restored persistent
+  /// values at startup) costs no registry.
+  @MainActor var registry: ObserverRegistry<Value> {
+    if let observerRegistry { return observerRegistry }
+    let registry = ObserverRegistry<Value>()
     registry.onActiveStateChange = { [weak self] active in
       guard let self else { return }
       if active { self.onActive() } else { self.onInactive() }
@@ -73,7 +74,12 @@ open class LiveData<Value: Sendable>: @unchecked Sendable {
     registry.onEntryActivated = { [weak self] entry in
       self?.dispatch(entry: entry)
     }
+    observerRegistry = registry
+    return registry
   }
+
+  /// The registry if one exists, without creating it.
+  @MainActor var existingRegistry: ObserverRegistry<Value>? { observerRegistry }
 
   /// The current value. Readable from any thread.
   ///

@@ -14,10 +14,13 @@ final class ObserverEntry<Value: Sendable> {
   let binding: ObserverBinding
   /// The owner, never retained. `nil` for forever observers.
   weak var owner: AnyObject?
+  // The fields read for every delivery skip dynamic exclusivity checks: they are only touched on the
+  // main actor, and never through overlapping inout accesses.
   /// The newest version this observer has been given.
-  var deliveredVersion: Int64
-  var isActive = false
-  var isRemoved = false
+  @exclusivity(unchecked) var deliveredVersion: Int64
+  /// Active (and not removed): deliveries reach it.
+  @exclusivity(unchecked) var isActive = false
+  @exclusivity(unchecked) var isRemoved = false
   /// Whether becoming active should deliver the current value (false only while registering with
   /// `receiveCurrent: false`).
   var deliversOnActivation = true
@@ -42,7 +45,7 @@ final class ObserverEntry<Value: Sendable> {
 /// registering, delivering to and removing `n` observers is O(n) overall, and a dispatch can iterate by
 /// index while callbacks add or remove observers.
 final class ObserverRegistry<Value: Sendable>: ObserverHost, @unchecked Sendable {
-  private(set) var entries: [ObserverEntry<Value>] = []
+  @exclusivity(unchecked) private(set) var entries: [ObserverEntry<Value>] = []
   private var index: [ObjectIdentifier: ObserverEntry<Value>] = [:]
   private var removedCount = 0
   /// Depth of running iterations; compaction waits until it is zero.
@@ -169,6 +172,14 @@ final class ObserverRegistry<Value: Sendable>: ObserverHost, @unchecked Sendable
   }
 
   // MARK: Iteration
+
+  /// Brackets an iteration over ``entries``: removals only mark entries until it ends.
+  @MainActor func beginIteration() { iterationDepth += 1 }
+
+  @MainActor func endIteration() {
+    iterationDepth -= 1
+    compactIfNeeded()
+  }
 
   /// Calls `body` for each entry in registration order, including entries added meanwhile; stops early
   /// when `body` returns false. Removed entries are skipped.

@@ -16,7 +16,9 @@ import Foundation
 /// try settings.update { $0.fontSize += 1 }      // version 1, 2, 3 …
 /// let previous = try settings.history(limit: 2)
 /// ```
-public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value>, @unchecked Sendable {
+public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value>, LiveValue,
+  @unchecked Sendable
+{
   /// The key the value is stored under.
   ///
   /// ```swift

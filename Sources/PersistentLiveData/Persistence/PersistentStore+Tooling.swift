@@ -37,7 +37,7 @@ extension PersistentStore {
       let row = StoredRow(
         key: key, version: version, writtenAtMilliseconds: StoredRow.milliseconds(writtenAt),
         payload: payload)
-      return database.liveInstance(for: key)?.accept(row, false)
+      return database.liveInstance(for: key)?.object?.accept(row, onMainActor: false)
     }
     return written
   }

@@ -84,17 +84,17 @@ public final class PersistentStore: Sendable {
     _ key: String, default defaultValue: Value
   ) throws -> PersistentLiveData<Value> {
     try Self.validate(key: key)
-    if let existing = try database.instance(for: key) {
-      return try Self.cast(existing, key: key)
+    let row: StoredRow?
+    switch try database.instanceOrLatestRow(for: key) {
+    case .success(let existing): return try Self.cast(existing, key: key)
+    case .failure(let lookup): row = lookup.row
     }
-    let row = try database.takeLatestRow(for: key)
+    // Decoding runs user code: outside the store's lock. If another thread created the instance
+    // meanwhile, its instance wins and this one is dropped.
     let (value, version) = try restore(row, key: key, default: defaultValue)
     let created = PersistentLiveData(
       key: key, value: value, version: version, defaultValue: defaultValue, database: database)
-    let instance = LiveInstance(
-      object: created, valueTypeName: String(reflecting: Value.self),
-      accept: { [weak created] row, onMainActor in created?.accept(row, onMainActor: onMainActor) })
-    let winner = database.register(instance, for: key)
+    let winner = database.register(LiveInstance(object: created, valueType: Value.self), for: key)
     return try Self.cast(winner, key: key)
   }
 
@@ -174,7 +174,7 @@ public final class PersistentStore: Sendable {
   ) throws -> PersistentLiveData<Value> {
     if let typed = instance.object as? PersistentLiveData<Value> { return typed }
     throw PersistentLiveDataError.typeMismatch(
-      key: key, existing: instance.valueTypeName, requested: String(reflecting: Value.self))
+      key: key, existing: String(reflecting: instance.valueType), requested: String(reflecting: Value.self))
   }
 
   /// The starting value and version for `key` under the decode-failure policy.

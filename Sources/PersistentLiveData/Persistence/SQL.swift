@@ -19,9 +19,14 @@ enum SQL {
     )
     SELECT key FROM k WHERE key IS NOT NULL
     """
-  /// The latest row of every key: a skip-scan over the primary key, O(keys × log rows), so that history
-  /// rows cost nothing at startup.
-  static let latestRows = """
+  /// The latest row of every key by one pass over the table: O(rows), the fastest way for small files.
+  /// (SQLite documents that with max(), the bare columns come from the row holding the maximum.)
+  static let latestRowsByScan = """
+    SELECT key, max(version), written_at, payload FROM pld_values GROUP BY key
+    """
+  /// The latest row of every key by a skip-scan over the primary key: O(keys × log rows), so that long
+  /// histories cost nothing at startup.
+  static let latestRowsBySkipScan = """
     WITH RECURSIVE k(key) AS (
       SELECT min(key) FROM pld_values
       UNION ALL

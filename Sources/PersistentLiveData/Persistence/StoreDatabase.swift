@@ -118,7 +118,7 @@ final class StoreDatabase: @unchecked Sendable {
     // Decoding is user code: done without the lock. A live value only ever moves to a newer version,
     // so a write of this process committed meanwhile is never undone.
     for (instance, row) in changed {
-      instance.accept(row, false)?()
+      instance.object?.accept(row, onMainActor: false)?()
     }
   }
 
@@ -129,11 +129,13 @@ final class StoreDatabase: @unchecked Sendable {
     locked { instances[key].flatMap { $0.object == nil ? nil : $0 } }
   }
 
-  /// The live instance for `key`, if one exists; throws if the store is closed.
-  func instance(for key: String) throws -> LiveInstance? {
-    try locked {
-      _ = try openConnection()
-      return instances[key].flatMap { $0.object == nil ? nil : $0 }
+  /// The live instance for `key` if one exists, otherwise its newest row (from the rows read at open if
+  /// still there, otherwise from the file) — in one go under the lock.
+  func instanceOrLatestRow(for key: String) throws -> Result<LiveInstance, StoredRowLookup> {
+    try withConnection { connection in
+      if let instance = instances[key], instance.object != nil { return .success(instance) }
+      if let row = preloaded.removeValue(forKey: key) { return .failure(StoredRowLookup(row: row)) }
+      return .failure(StoredRowLookup(row: try Self.latestRow(key: key, connection: connection)))
     }
   }
 
@@ -146,13 +148,6 @@ final class StoreDatabase: @unchecked Sendable {
     }
   }
 
-  /// The newest row of `key`: from the rows read at open if still there, otherwise from the file.
-  func takeLatestRow(for key: String) throws -> StoredRow? {
-    try withConnection { connection in
-      if let row = preloaded.removeValue(forKey: key) { return row }
-      return try Self.latestRow(key: key, connection: connection)
-    }
-  }
 
   // MARK: Writing
 
@@ -370,18 +365,27 @@ final class StoreDatabase: @unchecked Sendable {
   }
 }
 
+/// The newest row of a key that has no live instance yet (nil: never written).
+struct StoredRowLookup: Error {
+  let row: StoredRow?
+}
+
 /// The newest stored version was not the one a read-modify-write started from.
 struct VersionConflict: Error {
   let latestVersion: Int64
 }
 
-/// A live ``PersistentLiveData`` of a store, held weakly, with the name of its value type and a way to
-/// move it to a version written without it (by `pld-tool`, another process, or raw JSON).
+/// A live ``PersistentLiveData`` of a store, held weakly, with its value type.
 struct LiveInstance {
-  weak var object: AnyObject?
-  let valueTypeName: String
-  /// Decodes `row` into the instance (if it is newer and decodes) and returns its notification.
-  let accept: (StoredRow, _ onMainActor: Bool) -> (() -> Void)?
+  weak var object: (any LiveValue)?
+  let valueType: Any.Type
+}
+
+/// What the store needs of a live value: moving it to a version written without it (by `pld-tool`,
+/// another process, or raw JSON).
+protocol LiveValue: AnyObject, Sendable {
+  /// Decodes `row` into the value if it is newer and decodes; returns the notification to send.
+  func accept(_ row: StoredRow, onMainActor: Bool) -> (() -> Void)?
 }
 
 /// The writes of one running ``StoreDatabase/transaction(_:)``.

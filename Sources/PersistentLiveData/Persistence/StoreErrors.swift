@@ -1,5 +1,27 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Turns storage-layer errors into ``PersistentLiveDataError``s that name the file.
 enum StoreErrors {
+  /// Whether the file system refuses writes to the database, its WAL or its folder (an immutable file, a
+  /// read-only mount). SQLite reports those as I/O errors; `sqlite3_system_errno` does not keep the
+  /// `errno` of a failed write in 3.40, so the files are asked directly.
+  static func isWriteRefused(_ path: String) -> Bool {
+    guard path != ":memory:" else { return false }
+    let folder = (path as NSString).deletingLastPathComponent
+    let candidates = [path, path + "-wal", folder.isEmpty ? "." : folder]
+    return candidates.contains { candidate in
+      access(candidate, F_OK) == 0 && access(candidate, W_OK) != 0
+    }
+  }
+
   static func map(_ error: any Error, path: String) -> any Error {
     guard let error = error as? SQLiteError else { return error }
     return map(error, path: path)
@@ -8,6 +30,7 @@ enum StoreErrors {
   static func map(_ error: SQLiteError, path: String) -> PersistentLiveDataError {
     if error.isFull { return .diskFull(path: path) }
     if error.isReadOnly || error.isWriteRefusedBySystem { return .readOnly(path: path) }
+    if error.isIOError || error.isCantOpen, isWriteRefused(path) { return .readOnly(path: path) }
     if error.isBusy || error.isLocked { return .busy(path: path) }
     if error.isCorrupt { return .corrupt(path: path, detail: error.message) }
     if error.isNotADatabase { return .notADatabase(path: path) }

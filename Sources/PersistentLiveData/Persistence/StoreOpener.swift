@@ -159,8 +159,13 @@ struct StoreOpener {
     return names
   }
 
+  /// Files up to this size are read by one scan; larger ones (long histories) by a skip-scan.
+  static let scanLimitBytes: Int64 = 16 << 20
+
   static func readLatestRows(_ connection: SQLiteConnection) throws -> [String: StoredRow] {
-    let statement = try connection.prepare(SQL.latestRows)
+    let size = try connection.pragmaInt("page_count") * connection.pragmaInt("page_size")
+    let statement = try connection.prepare(
+      size <= scanLimitBytes ? SQL.latestRowsByScan : SQL.latestRowsBySkipScan)
     var rows: [String: StoredRow] = [:]
     while try statement.step() {
       let key = statement.text(0)

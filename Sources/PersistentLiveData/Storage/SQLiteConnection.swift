@@ -171,7 +171,9 @@ package final class SQLiteConnection {
     defer { sqlite3_free(errorMessage) }
     guard rc == SQLITE_OK else {
       let message = errorMessage.map { String(cString: $0) } ?? SQLiteError.codeDescription(rc)
-      throw SQLiteError(extendedCode: sqlite3_extended_errcode(db), message: message, sql: sql)
+      var error = SQLiteError(extendedCode: sqlite3_extended_errcode(db), message: message, sql: sql)
+      error.systemErrno = sqlite3_system_errno(db)
+      throw error
     }
   }
 
