@@ -37,35 +37,3 @@ extension PLDTool {
     }
   }
 }
-
-/// Reports a version a write command wrote: `Wrote version 8 of key settings.` or its row as JSON.
-struct WrittenVersion {
-  var database: String
-  var key: String
-  var version: Int64
-
-  /// Writes the report; `extra` members are appended to the JSON object, `suffix` to the sentence.
-  func report(json: Bool, extra: [JSONValue.Member] = [], suffix: String = "") throws {
-    let console = Console.current
-    guard json else {
-      console.writeLine("Wrote version \(version) of key \(TerminalText.key(key))\(suffix).")
-      return
-    }
-    // Read back what the library stored (its canonical JSON and time) without writing anything.
-    let inspector = try StoreAccess.inspector(database)
-    defer { inspector.close() }
-    guard case .object(let members) = RowOutput(try inspector.row(key: key, version: version)).json else {
-      return
-    }
-    console.writeJSON(.object(members + extra))
-  }
-}
-
-/// Reading standard input.
-enum StandardInput {
-  /// Everything on standard input, as UTF-8 text.
-  static func readAll() throws -> String {
-    let data = try FileHandle.standardInput.readToEnd() ?? Data()
-    return String(decoding: data, as: UTF8.self)
-  }
-}
