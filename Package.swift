@@ -60,5 +60,10 @@ let package = Package(
       path: "Tests/Helpers/pld-test-child",
       swiftSettings: swiftSettings
     ),
+    .testTarget(
+      name: "pld-toolTests",
+      dependencies: ["pld-tool", "PersistentLiveData"],
+      swiftSettings: swiftSettings
+    ),
   ]
 )
