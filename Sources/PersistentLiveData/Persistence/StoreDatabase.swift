@@ -196,19 +196,21 @@ final class StoreDatabase: @unchecked Sendable {
   /// if there is one) and returns what to run after the lock is released (the notifications).
   /// - Parameter expectedVersion: When given, the write happens only if the newest stored version is
   ///   still this one; otherwise ``VersionConflict`` is thrown and nothing is written.
+  /// - Returns: The version written (committed, or pending in the enclosing transaction).
+  @discardableResult
   func write(
     key: String, payload: Data, expectedVersion: Int64? = nil, staged: (any Sendable)? = nil,
     publish: @escaping (Int64, Date) -> (() -> Void)?
-  ) throws {
+  ) throws -> Int64 {
     var notification: (() -> Void)?
-    try withConnection { connection in
+    let written = try withConnection { connection -> Int64 in
       let writtenAt = Date()
       if let transaction {
         let version = try insertNext(
           key: key, payload: payload, writtenAt: writtenAt, expectedVersion: expectedVersion,
           connection: connection)
         transaction.record(key: key, version: version, staged: staged) { publish(version, writtenAt) }
-        return
+        return version
       }
       try connection.begin(.immediate)
       let version: Int64
@@ -223,8 +225,10 @@ final class StoreDatabase: @unchecked Sendable {
       }
       noteCommit()
       notification = publish(version, writtenAt)
+      return version
     }
     notification?()
+    return written
   }
 
   /// Inserts the next version of `key` inside the current write transaction, reading the newest version

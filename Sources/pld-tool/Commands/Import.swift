@@ -35,22 +35,20 @@ extension PLDTool {
       do {
         try store.transaction {
           for entry in entries {
+            let version: Int64
             do {
-              _ = try store.setJSON(entry.value, forKey: entry.key)
+              version = try store.setJSON(entry.value, forKey: entry.key)
             } catch {
               throw CommandError(
                 "Line \(entry.line) of \(TerminalText.quoted(file)) was not imported: \(error)")
             }
-            if indexByKey[entry.key] == nil {
+            if let index = indexByKey[entry.key] {
+              latest[index].version = version
+            } else {
               indexByKey[entry.key] = latest.count
-              latest.append((entry.key, 0))
+              latest.append((entry.key, version))
             }
             progress.advance()
-          }
-          // Inside a transaction `setJSON` learns its version only at the commit: read each key's newest
-          // version here, under the transaction's write lock, where no other writer can interfere.
-          for index in latest.indices {
-            latest[index].version = try store.rows(key: latest[index].key, limit: 1).first?.version ?? 0
           }
         }
         progress.finish()
