@@ -50,7 +50,7 @@ let package = Package(
     ),
     .testTarget(
       name: "PersistentLiveDataTests",
-      dependencies: ["PersistentLiveData", "pld-test-child"],
+      dependencies: ["PersistentLiveData", "pld-test-child", "pld-tool"],
       swiftSettings: swiftSettings
     ),
     // A small program the tests run as a separate process: concurrent writers, crash targets.

@@ -44,6 +44,31 @@ private struct Tagged: Codable, Sendable, Equatable {
     #expect(counter.version == 1)
   }
 
+  @MainActor
+  @Test func pldToolSetReachesTheObserversOfARunningProcess() async throws {
+    let tool = ChildProcess.productsFolder.appendingPathComponent("pld-tool").path
+    try #require(FileManager.default.isExecutableFile(atPath: tool), "pld-tool is built with the tests")
+    let folder = try TemporaryDirectory()
+    let path = folder.path("service.db")
+    let store = try PersistentStore(path: path)
+    let settings = try store.liveData("settings", default: Settings(theme: "light", fontSize: 12))
+    try settings.set(Settings(theme: "light", fontSize: 14))
+    var received: [Settings] = []
+    settings.observeForever(receiveCurrent: false) { received.append($0) }
+
+    let run = try ChildProcess(tool, ["set", path, "settings", #"{"theme": "dark", "fontSize": 20}"#])
+    _ = run.readAllLines()
+    run.wait()
+    #expect(run.exitCode == 0)
+    let deadline = ContinuousClock.now + .seconds(5)
+    while received.isEmpty, ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    #expect(received == [Settings(theme: "dark", fontSize: 20)])
+    #expect(settings.version == 2)
+    #expect(try settings.history().map(\.version) == [2, 1])
+  }
+
   @Test func twoProcessesWritingTheSameKeyProduceGapFreeVersions() async throws {
     let folder = try TemporaryDirectory()
     let path = folder.path("race.db")
