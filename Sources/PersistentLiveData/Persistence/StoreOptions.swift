@@ -1,3 +1,5 @@
+public import Logging
+
 /// How a ``PersistentStore`` writes and reads its file.
 ///
 /// ```swift
@@ -23,6 +25,18 @@ public struct StoreOptions: Sendable {
   /// (`PRAGMA data_version`, about 5 µs a check). Changed keys are reloaded and their observers notified.
   /// `nil` turns the check off. Default 50 ms.
   public var externalChangePollInterval: Duration?
+  /// Where the store reports what happens to it: opening (debug/info), migrations applied (notice),
+  /// stored values that no longer decode and the fallback taken (warning), writes slower than
+  /// ``slowWriteThreshold`` (warning), versions arriving from other processes and background checkpoints
+  /// (debug). `nil` (the default) logs nothing; the library never prints.
+  ///
+  /// ```swift
+  /// var options = StoreOptions()
+  /// options.logger = Logger(label: "com.example.state")
+  /// ```
+  public var logger: Logger?
+  /// Writes slower than this are logged as warnings (when a ``logger`` is set). Default 100 ms.
+  public var slowWriteThreshold: Duration
 
   /// Creates options; every parameter has the safe default.
   ///
@@ -43,6 +57,8 @@ public struct StoreOptions: Sendable {
     self.busyTimeoutMilliseconds = 5_000
     self.verifiesIntegrityOnOpen = true
     self.externalChangePollInterval = .milliseconds(50)
+    self.logger = nil
+    self.slowWriteThreshold = .milliseconds(100)
   }
 }
 
