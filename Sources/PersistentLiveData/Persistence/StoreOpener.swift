@@ -128,9 +128,29 @@ struct StoreOpener {
     if options.verifiesIntegrityOnOpen {
       let result = try map(path: path) { try connection.scalarText("PRAGMA quick_check") }
       if let result, result != "ok" {
+        if let failure = Self.readFailure(inQuickCheckResult: result) {
+          throw StoreErrors.map(failure, path: path)
+        }
         throw PersistentLiveDataError.corrupt(path: path, detail: result)
       }
     }
+  }
+
+  /// A page that quick_check could not read is reported as a result row, not as an error: "Page 3:
+  /// unable to get the page. error code=266" (a b-tree page) or "failed to get page 28" (an overflow or
+  /// freelist page whose number is valid; invalid numbers are reported as such). A read failure says
+  /// nothing about the file's content: it is returned as the I/O error it was, not as damage.
+  static func readFailure(inQuickCheckResult result: String) -> SQLiteError? {
+    if let marker = result.range(of: "unable to get the page. error code=") {
+      let digits = result[marker.upperBound...].prefix { $0.isASCII && $0.isNumber }
+      guard let code = Int32(digits) else { return nil }
+      let error = SQLiteError(extendedCode: code, message: result)
+      return error.isCorrupt || error.isNotADatabase ? nil : error
+    }
+    if result.contains("failed to get page") {
+      return SQLiteError(extendedCode: SQLiteError.ioErrorCode, message: result)
+    }
+    return nil
   }
 
   /// WAL, `synchronous` from the durability option, the busy timeout, then migrations.

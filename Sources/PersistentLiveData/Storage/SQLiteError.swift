@@ -99,6 +99,9 @@ extension SQLiteError {
   /// `SQLITE_CANTOPEN_SYMLINK`: the path names a symbolic link and the connection refuses to follow it.
   package var isSymlinkRefused: Bool { extendedCode == Self.cantOpenSymlink }
 
+  /// `SQLITE_IOERR` (10), for errors built outside this folder (which does not import the C module).
+  package static let ioErrorCode: Int32 = SQLITE_IOERR
+
   /// `SQLITE_CANTOPEN_SYMLINK` (1550). The header defines it as `(SQLITE_CANTOPEN | (6<<8))`, a macro
   /// Swift does not import.
   static let cantOpenSymlink: Int32 = SQLITE_CANTOPEN | (6 << 8)
