@@ -291,6 +291,13 @@ final class StoreDatabase: @unchecked Sendable {
     if let expectedVersion, expectedVersion != latest {
       throw VersionConflict(latestVersion: latest)
     }
+    // Only another writer can have pushed a key to the end of the range; trapping on the overflow would
+    // let a file crash the app.
+    guard latest < Int64.max else {
+      throw PersistentLiveDataError.sqlite(
+        path: displayPath, code: SQLiteError.fullCode,
+        message: "key \(PersistentLiveDataError.quote(key)) has no version number left")
+    }
     let version = latest + 1
     let insert = try connection.cachedStatement(SQL.insert)
     try insert.bind(key, at: 1)
@@ -360,7 +367,9 @@ final class StoreDatabase: @unchecked Sendable {
   /// The oldest version still visible under the retention option, given the newest.
   func retentionFloor(latest: Int64) -> Int64 {
     guard let keep = options.retention.limit else { return 0 }
-    return max(0, latest - keep)
+    // Versions another writer made negative must not trap on the subtraction.
+    let (floor, overflow) = latest.subtractingReportingOverflow(keep)
+    return overflow ? 0 : max(0, floor)
   }
 
   /// Versions of `key` newer than the retention floor, newest first.
@@ -404,7 +413,9 @@ final class StoreDatabase: @unchecked Sendable {
           let latest = try Self.latestVersion(key: key, connection: connection)
           let prune = try connection.cachedStatement(SQL.prune)
           try prune.bind(key, at: 1)
-          try prune.bind(latest - keep, at: 2)
+          let (floor, overflow) = latest.subtractingReportingOverflow(keep)
+          if overflow { continue }  // nothing can be older than Int64.min
+          try prune.bind(floor, at: 2)
           try prune.run()
           deleted += connection.changes
         }

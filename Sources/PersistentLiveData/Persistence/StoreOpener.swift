@@ -205,6 +205,9 @@ struct StoreOpener {
     var rows: [String: StoredRow] = [:]
     while try statement.step() {
       let key = statement.text(0)
+      // A key another client wrote as bytes that are not UTF-8 reads back repaired (U+FFFD), a different
+      // key: preloading it under that name would alias the two. It stays on disk, untouched.
+      guard statement.withUnsafeBytes(ofColumn: 0, { $0.elementsEqual(key.utf8) }) else { continue }
       rows[key] = StoredRow(
         key: key, version: statement.int64(1), writtenAtMilliseconds: statement.int64(2),
         payload: statement.data(3))

@@ -102,6 +102,9 @@ extension SQLiteError {
   /// `SQLITE_IOERR` (10), for errors built outside this folder (which does not import the C module).
   package static let ioErrorCode: Int32 = SQLITE_IOERR
 
+  /// `SQLITE_FULL` (13), for errors built outside this folder.
+  package static let fullCode: Int32 = SQLITE_FULL
+
   /// `SQLITE_CANTOPEN_SYMLINK` (1550). The header defines it as `(SQLITE_CANTOPEN | (6<<8))`, a macro
   /// Swift does not import.
   static let cantOpenSymlink: Int32 = SQLITE_CANTOPEN | (6 << 8)
