@@ -49,10 +49,7 @@ extension LiveData {
     owner: Owner, receiveCurrent: Bool = true,
     _ onChange: @escaping @MainActor (Owner, Value) -> Void
   ) -> Observer<Value> {
-    let observer = Observer<Value> { [weak owner] value in
-      guard let owner else { return }
-      onChange(owner, value)
-    }
+    let observer = Observer<Value>.passingOwner(owner, onChange)
     register(observer, owner: owner, receiveCurrent: receiveCurrent)
     return observer
   }

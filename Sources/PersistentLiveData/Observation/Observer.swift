@@ -31,6 +31,16 @@ public final class Observer<Value: Sendable>: Cancellable, Hashable {
     self.update = update
   }
 
+  /// An observer that passes `owner` to `onChange` without retaining it, and does nothing once it is gone.
+  @MainActor static func passingOwner<Owner: AnyObject>(
+    _ owner: Owner, _ onChange: @escaping @MainActor (Owner, Value) -> Void
+  ) -> Observer {
+    Observer { [weak owner] value in
+      guard let owner else { return }
+      onChange(owner, value)
+    }
+  }
+
   /// Whether ``cancel()`` has been called.
   var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
 

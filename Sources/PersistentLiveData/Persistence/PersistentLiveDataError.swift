@@ -99,28 +99,9 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
     }
   }
 
-  /// A key or path quoted with control characters, quotes and non-printing characters escaped, and
+  /// A key or path quoted, with quotes, control characters and other unsafe characters escaped, and
   /// shortened to 200 characters.
   static func quote(_ text: String) -> String {
-    let shortened = text.count > 200 ? String(text.prefix(200)) + "…" : text
-    var result = "\""
-    for scalar in shortened.unicodeScalars {
-      switch scalar {
-      case "\"": result += "\\\""
-      case "\\": result += "\\\\"
-      case "\n": result += "\\n"
-      case "\r": result += "\\r"
-      case "\t": result += "\\t"
-      default:
-        if scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format
-          || scalar.value == 0x7F
-        {
-          result += "\\u{\(String(scalar.value, radix: 16))}"
-        } else {
-          result.unicodeScalars.append(scalar)
-        }
-      }
-    }
-    return result + "\""
+    EscapedText.quoted(text.count > 200 ? String(text.prefix(200)) + "…" : text)
   }
 }
