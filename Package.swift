@@ -17,7 +17,8 @@ let package = Package(
     .executable(name: "pld-todo", targets: ["pld-todo"]),
   ],
   dependencies: [
-    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
   ],
   targets: [
     // The system libsqlite3. The folder is Sources/CSQLite; the module gets a name no other package uses.
