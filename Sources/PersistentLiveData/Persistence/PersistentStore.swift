@@ -1,3 +1,5 @@
+import Logging
+
 /// An SQLite file of versioned values, and the factory of their ``PersistentLiveData``.
 ///
 /// A store keeps one writer connection to its file. Values are stored as JSON, one row per (key,
@@ -197,19 +199,28 @@ public final class PersistentStore: Sendable {
         try ValueCodec.decode(Value.self, from: row.payload, key: key, version: row.version), row.version
       )
     } catch {
+      let logger = options.logger
+      let metadata: Logger.Metadata = [
+        "key": "\(PersistentLiveDataError.quote(key))", "version": "\(row.version)", "error": "\(error)",
+      ]
       switch options.onUndecodable {
       case .throwError:
+        logger?.warning("Stored value does not decode", metadata: metadata)
         throw error
       case .useDefault:
+        logger?.warning("Stored value does not decode; starting from the default", metadata: metadata)
         return (defaultValue, row.version)
       case .lastDecodable:
         for older in try database.history(key: key, limit: nil).dropFirst() {
           if let value = try? ValueCodec.decode(
             Value.self, from: older.payload, key: key, version: older.version)
           {
+            logger?.warning(
+              "Stored value does not decode; starting from version \(older.version)", metadata: metadata)
             return (value, row.version)
           }
         }
+        logger?.warning("No stored version decodes; starting from the default", metadata: metadata)
         return (defaultValue, row.version)
       }
     }

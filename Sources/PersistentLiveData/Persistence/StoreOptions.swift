@@ -1,3 +1,5 @@
+public import Logging
+
 /// How a ``PersistentStore`` writes and reads its file.
 ///
 /// ```swift
@@ -59,6 +61,28 @@ public struct StoreOptions: Sendable {
   /// options.externalChangePollInterval = .milliseconds(250)   // or nil: no other writer
   /// ```
   public var externalChangePollInterval: Duration?
+  /// Where the store reports what happens to it: opening (info; a refused or failed open: error),
+  /// migrations applied (notice),
+  /// stored values that no longer decode and the fallback taken (warning), writes slower than
+  /// ``slowWriteThreshold`` (warning), versions arriving from other processes and background checkpoints
+  /// (debug). `nil` (the default) logs nothing; the library never prints.
+  ///
+  /// ```swift
+  /// var options = StoreOptions()
+  /// options.logger = Logger(label: "com.example.state")
+  /// ```
+  public var logger: Logger?
+  /// Writes slower than this are logged as warnings (when a ``logger`` is set). Default 100 ms.
+  ///
+  /// The time measured is the write without the encoding: waiting for the store's lock and SQLite's
+  /// write lock, the insert and the commit with its sync.
+  ///
+  /// ```swift
+  /// var options = StoreOptions()
+  /// options.logger = Logger(label: "com.example.state")
+  /// options.slowWriteThreshold = .milliseconds(20)
+  /// ```
+  public var slowWriteThreshold: Duration
 
   /// Creates options; every parameter has the safe default.
   ///
@@ -79,6 +103,8 @@ public struct StoreOptions: Sendable {
     self.busyTimeoutMilliseconds = 5_000
     self.verifiesIntegrityOnOpen = true
     self.externalChangePollInterval = .milliseconds(50)
+    self.logger = nil
+    self.slowWriteThreshold = .milliseconds(100)
   }
 }
 

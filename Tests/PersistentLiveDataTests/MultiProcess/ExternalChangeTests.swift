@@ -31,7 +31,8 @@ private struct Tagged: Codable, Sendable, Equatable {
     child.wait()
     #expect(counter.value == 42)
     // Under a sanitizer everything runs several times slower; the bound is about the store.
-    let bound: Duration = ProcessInfo.processInfo.environment["PLD_TESTS_UNDER_SANITIZER"] == nil
+    let bound: Duration =
+      ProcessInfo.processInfo.environment["PLD_TESTS_UNDER_SANITIZER"] == nil
       ? .milliseconds(250) : .seconds(2)
     #expect(latency < bound, "external write arrived after \(latency)")
 
