@@ -79,6 +79,10 @@ public final class Observer<Value: Sendable>: Cancellable, Hashable {
   /// a == a                        // true
   /// a == Observer<Int> { _ in }   // false
   /// ```
+  /// - Parameters:
+  ///   - lhs: An observer.
+  ///   - rhs: Another observer.
+  /// - Returns: `true` if both are the same instance.
   public static func == (lhs: Observer, rhs: Observer) -> Bool { lhs === rhs }
 
   /// Hashes the instance identity.
@@ -86,6 +90,7 @@ public final class Observer<Value: Sendable>: Cancellable, Hashable {
   /// ```swift
   /// var observers: Set<Observer<Int>> = [observer]
   /// ```
+  /// - Parameter hasher: The hasher to feed with the object identifier.
   public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
 

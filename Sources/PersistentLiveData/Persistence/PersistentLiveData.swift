@@ -128,7 +128,10 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
   /// ```swift
   /// try settings.rollback(to: 3)
   /// ```
-  /// - Parameter version: A kept version of this key.
+  /// - Parameters:
+  ///   - version: A kept version of this key.
+  ///   - isolation: The caller's isolation, filled in by the compiler; decides whether observers are
+  ///     called before this returns (main actor) or scheduled.
   /// - Throws: ``PersistentLiveDataError/unknownVersion(key:version:)`` if it was never written or has
   ///   been pruned; otherwise as ``set(_:isolation:)``.
   public func rollback(to version: Int64, isolation: isolated (any Actor)? = #isolation) throws {
