@@ -5,9 +5,10 @@ enum InspectionSQL {
   static let keys = SQL.keys
 
   /// Every key with its newest version, in byte order, without reading history rows.
-  static let latestVersions = SQL.distinctKeys + """
-    SELECT key, (SELECT max(version) FROM pld_values WHERE key = k.key) FROM k WHERE key IS NOT NULL
-    """
+  static let latestVersions =
+    SQL.distinctKeys + """
+      SELECT key, (SELECT max(version) FROM pld_values WHERE key = k.key) FROM k WHERE key IS NOT NULL
+      """
 
   /// Per key: newest version, oldest version, versions kept, bytes of all payloads, and the newest
   /// row's time and payload size. `length(CAST(… AS BLOB))` counts bytes, not characters.
