@@ -13,5 +13,3 @@ final class CountingCancellable: Cancellable {
 
   func cancel() { cancellations.withLock { $0 += 1 } }
 }
-
-
