@@ -165,6 +165,10 @@ struct StoreOpener {
         }
       }
       _ = try connection.setPragma("synchronous", options.durability == .full ? "FULL" : "NORMAL")
+      if options.secureDelete {
+        // "When secure_delete is on, SQLite overwrites deleted content with zeros." (SQLite, PRAGMA docs)
+        _ = try connection.setPragma("secure_delete", "ON")
+      }
     }
     do {
       return try Migrator().migrate(connection)

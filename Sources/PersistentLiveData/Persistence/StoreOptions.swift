@@ -83,6 +83,19 @@ public struct StoreOptions: Sendable {
   /// options.slowWriteThreshold = .milliseconds(20)
   /// ```
   public var slowWriteThreshold: Duration
+  /// Whether deleted content is overwritten with zeros (`PRAGMA secure_delete = ON`), for apps that store
+  /// secrets. Default `false`: SQLite's own default, which is off in SQLite's sources but on in some
+  /// builds (Debian's and Ubuntu's libsqlite3 are compiled with `SQLITE_SECURE_DELETE`).
+  ///
+  /// With it, the rows pruned by retention or ``PersistentStore`` pruning, and the pages they leave, are
+  /// zeroed in the database file; older copies in the WAL disappear at the next checkpoint that restarts
+  /// it. Writes cost a little more (freed pages are written too).
+  ///
+  /// ```swift
+  /// var options = StoreOptions(retention: .last(1))
+  /// options.secureDelete = true   // an old token leaves no trace once replaced and checkpointed
+  /// ```
+  public var secureDelete: Bool
 
   /// Creates options; every parameter has the safe default.
   ///
@@ -105,6 +118,7 @@ public struct StoreOptions: Sendable {
     self.externalChangePollInterval = .milliseconds(50)
     self.logger = nil
     self.slowWriteThreshold = .milliseconds(100)
+    self.secureDelete = false
   }
 }
 
