@@ -34,6 +34,7 @@ struct StoreOpener {
     }
     try prepareFile(at: path)
     let registration = try OpenFileRegistration(path: path)
+    let hadWriteAheadLog = Self.hasWriteAheadLog(path)
     let connection = try map(path: path) { try SQLiteConnection(path: path, mode: .readWrite) }
     do {
       try validateContents(of: connection, path: path)
@@ -42,7 +43,13 @@ struct StoreOpener {
       return Opened(
         connection: connection, registration: registration, latestRows: rows, appliedMigrations: applied)
     } catch {
-      connection.close()
+      // A refused file is left byte for byte, its WAL included: no checkpoint on this close. (Without a
+      // WAL to begin with, the ordinary close removes the empty one this open created.)
+      if hadWriteAheadLog {
+        connection.closeWithoutCheckpoint()
+      } else {
+        connection.close()
+      }
       throw error
     }
   }

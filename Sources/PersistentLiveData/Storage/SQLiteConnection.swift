@@ -149,6 +149,15 @@ package final class SQLiteConnection {
     sqlite3_close_v2(db)
   }
 
+  /// Closes the connection without the checkpoint SQLite runs when the last connection to a WAL database
+  /// closes, so that the database file and its `-wal` are left exactly as they are (for a file that is
+  /// being refused: copying the WAL into a damaged or foreign file and deleting it would destroy what a
+  /// recovery tool needs). Idempotent.
+  package func closeWithoutCheckpoint() {
+    if let handle { _ = pld_sqlite_set_no_checkpoint_on_close(handle, 1) }
+    close()
+  }
+
   /// The open handle, or `SQLITE_MISUSE` when closed.
   @inline(__always)
   func openHandle(sql: String? = nil) throws(SQLiteError) -> OpaquePointer {
