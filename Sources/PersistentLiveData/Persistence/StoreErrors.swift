@@ -28,7 +28,11 @@ enum StoreErrors {
   }
 
   static func map(_ error: SQLiteError, path: String) -> PersistentLiveDataError {
-    if error.isFull { return .diskFull(path: path) }
+    // SQLite reports some writes that found no room as I/O errors (growing the -shm file on open:
+    // SQLITE_IOERR_SHMSIZE); the errno says what happened.
+    if error.isFull || (error.isIOError && [ENOSPC, EDQUOT].contains(error.systemErrno)) {
+      return .diskFull(path: path)
+    }
     if error.isReadOnly || error.isWriteRefusedBySystem { return .readOnly(path: path) }
     if error.isIOError || error.isCantOpen, isWriteRefused(path) { return .readOnly(path: path) }
     if error.isBusy || error.isLocked { return .busy(path: path) }
