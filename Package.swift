@@ -60,7 +60,8 @@ let package = Package(
     .testTarget(
       name: "PersistentLiveDataTests",
       dependencies: [
-        "PersistentLiveData", "PersistentLiveDataTesting", "PLDCrashSim", "pld-test-child", "pld-tool",
+        "PersistentLiveData", "PersistentLiveDataTesting", "PLDCrashSim", "PLDFuzzHarness", "pld-test-child",
+        "pld-tool",
       ],
       swiftSettings: swiftSettings
     ),
@@ -76,6 +77,26 @@ let package = Package(
       name: "pld-test-child",
       dependencies: ["PersistentLiveData", "PLDCrashSim"],
       path: "Tests/Helpers/pld-test-child",
+      swiftSettings: swiftSettings
+    ),
+    // Fuzzing (Fuzz/README.md): libFuzzer entry points, built with --sanitize=fuzzer by .ci/run; without
+    // it they are programs that do nothing. The harness is shared with the regression tests.
+    .target(
+      name: "PLDFuzzHarness",
+      dependencies: ["PersistentLiveData"],
+      path: "Fuzz/PLDFuzzHarness",
+      swiftSettings: swiftSettings
+    ),
+    .executableTarget(
+      name: "pld-fuzz-restore",
+      dependencies: ["PLDFuzzHarness"],
+      path: "Fuzz/pld-fuzz-restore",
+      swiftSettings: swiftSettings
+    ),
+    .executableTarget(
+      name: "pld-fuzz-tool",
+      dependencies: ["PLDFuzzHarness"],
+      path: "Fuzz/pld-fuzz-tool",
       swiftSettings: swiftSettings
     ),
     .testTarget(
