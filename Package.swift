@@ -50,7 +50,7 @@ let package = Package(
     ),
     .testTarget(
       name: "PersistentLiveDataTests",
-      dependencies: ["PersistentLiveData", "pld-test-child"],
+      dependencies: ["PersistentLiveData", "pld-test-child", "pld-tool"],
       swiftSettings: swiftSettings
     ),
     // A small program the tests run as a separate process: concurrent writers, crash targets.
@@ -58,6 +58,11 @@ let package = Package(
       name: "pld-test-child",
       dependencies: ["PersistentLiveData"],
       path: "Tests/Helpers/pld-test-child",
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
+      name: "pld-toolTests",
+      dependencies: ["pld-tool", "PersistentLiveData"],
       swiftSettings: swiftSettings
     ),
   ]

@@ -1,10 +1,86 @@
 import ArgumentParser
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `pld-tool`: inspect, edit and watch a PersistentLiveData store from the command line.
 @main
 struct PLDTool: ParsableCommand {
+  /// The tool's version, printed by `pld-tool --version`.
+  static let toolVersion = "0.1.0"
+
   static let configuration = CommandConfiguration(
     commandName: "pld-tool",
     abstract: "Inspect, edit and watch a PersistentLiveData store.",
-    version: "0.1.0"
+    usage: """
+      pld-tool <subcommand> <database> [<arguments>] [--json]
+      pld-tool --version
+      """,
+    discussion: """
+      Read commands (inspect, keys, get, history, diff, export, verify, watch) open the file read-only \
+      and leave it byte-for-byte unchanged, also while an application writes to it. Write commands (set, \
+      rollback, prune, import) write new versions through the library, like an application's set. \
+      Every command accepts --json for machine-readable output. Exit status: 0 on success, 1 on an \
+      error or when verify finds a problem, 64 on a usage error.
+      """,
+    subcommands: [
+      Inspect.self, Keys.self, Get.self, History.self, Diff.self, Set.self, Rollback.self, Prune.self,
+      Export.self, Import.self, Verify.self, Watch.self,
+    ]
   )
+
+  func run() throws {
+    throw CleanExit.helpRequest(self)
+  }
+
+  /// Runs the command line of the process and exits with its status.
+  static func main() {
+    terminate(execute(Array(CommandLine.arguments.dropFirst()), console: .standard))
+  }
+
+  /// Parses and runs `arguments` (without the program name), writing to `console`, and returns the exit
+  /// status — exactly what the `pld-tool` binary does, so tests can run commands in process.
+  ///
+  /// Help and `--version` go to standard output with status 0; errors go to standard error as
+  /// ArgumentParser formats them (`Error: …`, with the usage for usage errors).
+  static func execute(_ arguments: [String], console: Console) -> Int32 {
+    Console.$current.withValue(console) {
+      // `--version` is answered here rather than by ArgumentParser: with `CommandConfiguration.version`
+      // or a root `--version` flag, ArgumentParser would take `--version` anywhere on the command line,
+      // including the option of `get DB KEY --version 3`.
+      if arguments == ["--version"] {
+        console.writeLine(toolVersion)
+        console.flush()
+        return ExitCode.success.rawValue
+      }
+      do {
+        var command = try parseAsRoot(arguments)
+        try command.run()
+        console.flush()
+        return ExitCode.success.rawValue
+      } catch {
+        let status = exitCode(for: error)
+        let message = fullMessage(for: error, columns: console.handlesSignals ? nil : 80)
+        if !message.isEmpty {
+          if status == .success {
+            console.writeLine(message)
+          } else {
+            console.writeError(message + "\n")
+          }
+        }
+        console.flush()
+        return status.rawValue
+      }
+    }
+  }
+}
+
+/// `exit(3)`, out of reach of ParsableCommand's own `exit(withError:)`.
+private func terminate(_ status: Int32) -> Never {
+  exit(status)
 }

@@ -49,14 +49,16 @@ final class EventChannel<Action: Sendable>: @unchecked Sendable {
     defer { isDelivering = false }
     while !queued.isEmpty {
       let next = queued.removeFirst()
-      registry.forEachEntry { entry in
-        guard entry.isActive else { return true }
+      // Only the observers registered when the action is delivered receive it: one added by a callback
+      // waits for the next action.
+      registry.beginIteration()
+      defer { registry.endIteration() }
+      for entry in registry.entries where entry.isActive && !entry.isRemoved {
         if entry.isDead {
           registry.remove(entry)
         } else {
           entry.observer.update(next)
         }
-        return true
       }
     }
     if releasesObserversAfterDelivery { registry.removeAll { _ in true } }

@@ -31,15 +31,12 @@ extension PersistentStore {
   }
 
   private func writeRaw(_ payload: Data, key: String) throws -> Int64 {
-    var written: Int64 = 0
     try database.write(key: key, payload: payload) { [database] version, writtenAt in
-      written = version
       let row = StoredRow(
         key: key, version: version, writtenAtMilliseconds: StoredRow.milliseconds(writtenAt),
         payload: payload)
       return database.liveInstance(for: key)?.object?.accept(row, onMainActor: false)
     }
-    return written
   }
 
   /// `json` re-serialized with sorted keys and unescaped slashes, or `encodingFailed` if it is not JSON.

@@ -20,6 +20,10 @@ final class StoreDatabase: @unchecked Sendable {
   /// The last `PRAGMA data_version` seen; it changes only when another connection commits.
   private var lastDataVersion: Int64 = 0
   private var externalChangeTimer: (any DispatchSourceTimer)?
+  /// Commits since the last checkpoint, and when the last one happened: the background timer
+  /// checkpoints once writes pause, so that callers rarely pay for it.
+  private var commitsSinceCheckpoint = 0
+  private var lastCommit = ContinuousClock.now
 
   /// Opens (creating it if needed) and validates the database at `path`, or an in-memory one.
   init(path: String?, options: StoreOptions) throws {
@@ -31,6 +35,7 @@ final class StoreDatabase: @unchecked Sendable {
     preloaded = opened.latestRows
     if path != nil, let interval = options.externalChangePollInterval, interval > .zero {
       lastDataVersion = (try? opened.connection.dataVersion()) ?? 0
+      _ = try? opened.connection.setPragma("wal_autocheckpoint", Self.fallbackAutoCheckpointPages)
       startPolling(every: interval)
     }
   }
@@ -95,7 +100,10 @@ final class StoreDatabase: @unchecked Sendable {
     timer.schedule(
       deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds),
       leeway: .nanoseconds(nanoseconds / 10))
-    timer.setEventHandler { [weak self] in self?.applyExternalChanges() }
+    timer.setEventHandler { [weak self] in
+      self?.applyExternalChanges()
+      self?.checkpointIfIdle()
+    }
     externalChangeTimer = timer
     timer.resume()
   }
@@ -121,6 +129,35 @@ final class StoreDatabase: @unchecked Sendable {
     // so a write of this process committed meanwhile is never undone.
     for (instance, row) in changed {
       instance.object?.accept(row, onMainActor: false)?()
+    }
+  }
+
+  // MARK: Checkpoints
+
+  /// How many commits make a background checkpoint worthwhile, and how long writes must have paused.
+  static let backgroundCheckpointCommits = 32
+  static let backgroundCheckpointPause: Duration = .milliseconds(20)
+  /// With background checkpoints, SQLite's own automatic checkpoint (run by whichever commit crosses the
+  /// limit) is only the fallback for stores that never pause: 4,096 pages instead of 1,000.
+  static let fallbackAutoCheckpointPages: Int64 = 4_096
+
+  /// Records a commit made by this store.
+  private func noteCommit() {
+    commitsSinceCheckpoint += 1
+    lastCommit = .now
+  }
+
+  /// Copies the WAL back into the database when this store has written and then paused, so that the
+  /// caller of `set` rarely pays for a checkpoint (3–5 ms each). A PASSIVE checkpoint never blocks
+  /// other connections and changes nothing about durability: the WAL is synced before it is copied.
+  func checkpointIfIdle() {
+    locked {
+      guard let connection, transaction == nil,
+        commitsSinceCheckpoint >= Self.backgroundCheckpointCommits,
+        ContinuousClock.now - lastCommit >= Self.backgroundCheckpointPause
+      else { return }
+      commitsSinceCheckpoint = 0
+      _ = try? connection.walCheckpoint(.passive)
     }
   }
 
@@ -159,19 +196,21 @@ final class StoreDatabase: @unchecked Sendable {
   /// if there is one) and returns what to run after the lock is released (the notifications).
   /// - Parameter expectedVersion: When given, the write happens only if the newest stored version is
   ///   still this one; otherwise ``VersionConflict`` is thrown and nothing is written.
+  /// - Returns: The version written (committed, or pending in the enclosing transaction).
+  @discardableResult
   func write(
     key: String, payload: Data, expectedVersion: Int64? = nil, staged: (any Sendable)? = nil,
     publish: @escaping (Int64, Date) -> (() -> Void)?
-  ) throws {
+  ) throws -> Int64 {
     var notification: (() -> Void)?
-    try withConnection { connection in
+    let written = try withConnection { connection -> Int64 in
       let writtenAt = Date()
       if let transaction {
         let version = try insertNext(
           key: key, payload: payload, writtenAt: writtenAt, expectedVersion: expectedVersion,
           connection: connection)
         transaction.record(key: key, version: version, staged: staged) { publish(version, writtenAt) }
-        return
+        return version
       }
       try connection.begin(.immediate)
       let version: Int64
@@ -184,9 +223,12 @@ final class StoreDatabase: @unchecked Sendable {
         connection.rollback()
         throw error
       }
+      noteCommit()
       notification = publish(version, writtenAt)
+      return version
     }
     notification?()
+    return written
   }
 
   /// Inserts the next version of `key` inside the current write transaction, reading the newest version
@@ -247,6 +289,7 @@ final class StoreDatabase: @unchecked Sendable {
         connection.rollback()
         throw StoreErrors.map(error, path: displayPath)
       }
+      noteCommit()
       notifications = context.publishAll()
     }
     for notification in notifications { notification() }

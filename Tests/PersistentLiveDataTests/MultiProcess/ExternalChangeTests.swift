@@ -31,7 +31,8 @@ private struct Tagged: Codable, Sendable, Equatable {
     child.wait()
     #expect(counter.value == 42)
     // Under a sanitizer everything runs several times slower; the bound is about the store.
-    let bound: Duration = ProcessInfo.processInfo.environment["PLD_TESTS_UNDER_SANITIZER"] == nil
+    let bound: Duration =
+      ProcessInfo.processInfo.environment["PLD_TESTS_UNDER_SANITIZER"] == nil
       ? .milliseconds(250) : .seconds(2)
     #expect(latency < bound, "external write arrived after \(latency)")
 
@@ -42,6 +43,31 @@ private struct Tagged: Codable, Sendable, Equatable {
     }
     #expect(received == [42])
     #expect(counter.version == 1)
+  }
+
+  @MainActor
+  @Test func pldToolSetReachesTheObserversOfARunningProcess() async throws {
+    let tool = ChildProcess.productsFolder.appendingPathComponent("pld-tool").path
+    try #require(FileManager.default.isExecutableFile(atPath: tool), "pld-tool is built with the tests")
+    let folder = try TemporaryDirectory()
+    let path = folder.path("service.db")
+    let store = try PersistentStore(path: path)
+    let settings = try store.liveData("settings", default: Settings(theme: "light", fontSize: 12))
+    try settings.set(Settings(theme: "light", fontSize: 14))
+    var received: [Settings] = []
+    settings.observeForever(receiveCurrent: false) { received.append($0) }
+
+    let run = try ChildProcess(tool, ["set", path, "settings", #"{"theme": "dark", "fontSize": 20}"#])
+    _ = run.readAllLines()
+    run.wait()
+    #expect(run.exitCode == 0)
+    let deadline = ContinuousClock.now + .seconds(5)
+    while received.isEmpty, ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    #expect(received == [Settings(theme: "dark", fontSize: 20)])
+    #expect(settings.version == 2)
+    #expect(try settings.history().map(\.version) == [2, 1])
   }
 
   @Test func twoProcessesWritingTheSameKeyProduceGapFreeVersions() async throws {

@@ -36,7 +36,7 @@ extension Persistence {
       let store = try PersistentStore(path: path)
       let reading = try store.liveData("reading", default: Reading(value: 0))
       try reading.set(Reading(value: 1.5))
-      let recorder = DeliveryRecorder<Reading>()
+      let recorder = ObservedValues<Reading>()
       let observer = reading.observeForever(receiveCurrent: false) { recorder.values.append($0) }
       defer { observer.cancel() }
       let before = try Snapshot(reading, path: path)
@@ -63,7 +63,7 @@ extension Persistence {
       let path = folder.file()
       let store = try PersistentStore(path: path)
       let refusing = try store.liveData("refusing", default: Refusing(refuse: false, payload: 0))
-      let recorder = DeliveryRecorder<Refusing>()
+      let recorder = ObservedValues<Refusing>()
       let observer = refusing.observeForever(receiveCurrent: false) { recorder.values.append($0) }
       defer { observer.cancel() }
 
@@ -90,7 +90,7 @@ extension Persistence {
       let store = try PersistentStore(path: path)
       let count = try store.liveData("count", default: 0)
       try count.set(1)
-      let recorder = DeliveryRecorder<Int>()
+      let recorder = ObservedValues<Int>()
       let observer = count.observeForever(receiveCurrent: false) { recorder.values.append($0) }
       defer { observer.cancel() }
       let before = try Snapshot(count, path: path)
@@ -140,7 +140,7 @@ extension Persistence {
         defer { try? store.close() }
         let blob = try store.liveData("blob", default: "")
         try blob.set("small")
-        let recorder = DeliveryRecorder<String>()
+        let recorder = ObservedValues<String>()
         let observer = blob.observeForever(receiveCurrent: false) { recorder.values.append($0) }
         defer { observer.cancel() }
         let before = try Snapshot(blob, path: path)
@@ -184,7 +184,7 @@ extension Persistence {
         defer { try? store.close() }
         let note = try store.liveData("note", default: "")
         try note.set("before")
-        let recorder = DeliveryRecorder<String>()
+        let recorder = ObservedValues<String>()
         let observer = note.observeForever(receiveCurrent: false) { recorder.values.append($0) }
         defer { observer.cancel() }
         let before = try Snapshot(note, path: path)

@@ -281,7 +281,7 @@ struct Refusing: Codable, Sendable, Equatable {
 // MARK: - Observation
 
 /// Records what observers received, and what the store said at that moment.
-@MainActor final class DeliveryRecorder<Value: Sendable> {
+@MainActor final class ObservedValues<Value: Sendable> {
   var values: [Value] = []
   var count: Int { values.count }
 }

@@ -1,0 +1,59 @@
+/// Why a ``StoreInspector`` could not answer, for the cases ``PersistentLiveDataError`` has no words for.
+///
+/// Everything else an inspector reports (not a database, another application's file, a newer schema, a
+/// damaged file, SQLite failures) is a ``PersistentLiveDataError`` naming the file. Descriptions are one
+/// sentence; keys and paths are quoted with control characters escaped, so printing one on a terminal is
+/// safe.
+///
+/// ```swift
+/// do {
+///   let inspector = try StoreInspector(path: path)
+///   _ = try inspector.row(key: "settings", version: 3)
+/// } catch let error as InspectionError {
+///   print(error)   // "Version 3 of key "settings" in "app.db" has been pruned; the oldest kept is 5."
+/// }
+/// ```
+package enum InspectionError: Error, CustomStringConvertible, Equatable, Sendable {
+  /// Nothing exists at `path`; an inspector never creates a file.
+  case missingFile(path: String)
+  /// No version of `key` is stored in the file.
+  case unknownKey(path: String, key: String)
+  /// `version` of `key` is not stored: never written (above `latest`), pruned (below `oldest`) or missing.
+  case unknownVersion(path: String, key: String, version: Int64, oldest: Int64, latest: Int64)
+  /// The stored payload of `version` of `key` is not valid JSON.
+  case invalidPayload(path: String, key: String, version: Int64)
+
+  /// One sentence naming the file, key and version involved.
+  ///
+  /// ```swift
+  /// InspectionError.unknownKey(path: "app.db", key: "theme").description
+  /// // Key "theme" is not stored in "app.db".
+  /// ```
+  package var description: String {
+    switch self {
+    case .missingFile(let path):
+      return "\(Self.quote(path)) does not exist."
+    case .unknownKey(let path, let key):
+      return "Key \(Self.quote(key)) is not stored in \(Self.quote(path))."
+    case .unknownVersion(let path, let key, let version, let oldest, let latest):
+      let subject = "Version \(version) of key \(Self.quote(key)) in \(Self.quote(path))"
+      if version < 1 {
+        return "\(subject) does not exist; versions start at 1."
+      }
+      if version > latest {
+        return "\(subject) does not exist; the latest is \(latest)."
+      }
+      if version < oldest {
+        return "\(subject) has been pruned; the oldest kept is \(oldest)."
+      }
+      return "\(subject) is missing; versions \(oldest) to \(latest) are kept."
+    case .invalidPayload(let path, let key, let version):
+      return "Version \(version) of key \(Self.quote(key)) in \(Self.quote(path)) is not valid JSON."
+    }
+  }
+
+  /// Quotes `text` the way ``PersistentLiveDataError`` does: control and format characters escaped.
+  static func quote(_ text: String) -> String {
+    PersistentLiveDataError.quote(text)
+  }
+}

@@ -1,0 +1,96 @@
+/// One thing wrong with a store file, found by ``StoreInspector/verify(progress:)``.
+///
+/// ```swift
+/// for problem in try inspector.verify().problems { print(problem) }
+/// // version gap: key "settings" is missing versions 4 to 6
+/// ```
+package enum VerificationProblem: Sendable, Equatable, CustomStringConvertible {
+  /// A line of `PRAGMA integrity_check` other than `ok`.
+  case integrity(message: String)
+  /// The payload of `version` of `key` is not well-formed JSON (`json_valid` is 0).
+  case invalidJSON(key: String, version: Int64)
+  /// Versions `missing` of `key` are absent although older and newer ones are stored.
+  case versionGap(key: String, missing: ClosedRange<Int64>)
+
+  /// One line naming the key and versions involved; keys are quoted with control characters escaped.
+  package var description: String {
+    switch self {
+    case .integrity(let message):
+      return "integrity: \(InspectionError.quote(message))"
+    case .invalidJSON(let key, let version):
+      return "invalid JSON: version \(version) of key \(InspectionError.quote(key))"
+    case .versionGap(let key, let missing):
+      let versions =
+        missing.count == 1
+        ? "version \(missing.lowerBound)" : "versions \(missing.lowerBound) to \(missing.upperBound)"
+      return "version gap: key \(InspectionError.quote(key)) is missing \(versions)"
+    }
+  }
+}
+
+/// The result of ``StoreInspector/verify(progress:)``: what was checked and what is wrong.
+package struct VerificationReport: Sendable, Equatable {
+  /// The number of keys checked.
+  package var keyCount: Int
+  /// The number of stored versions checked.
+  package var rowCount: Int
+  /// Everything found wrong, integrity problems first, then rows by key and version.
+  package var problems: [VerificationProblem]
+
+  /// Whether nothing is wrong.
+  package var isOK: Bool { problems.isEmpty }
+}
+
+extension StoreInspector {
+  /// Checks the whole file: SQLite's `PRAGMA integrity_check`, that every payload is well-formed JSON
+  /// (`json_valid`), and that the versions of each key are gap-free from the oldest kept to the newest.
+  ///
+  /// Pruning removes a key's oldest versions, never the ones in between, so a gap means rows were lost or
+  /// deleted by something other than the library.
+  ///
+  /// ```swift
+  /// let report = try inspector.verify { done, total in print("\(done)/\(total)") }
+  /// print(report.isOK ? "ok" : "\(report.problems.count) problems")
+  /// ```
+  /// - Parameter progress: Called with (rows checked, rows in total) now and then during the row scan.
+  /// - Returns: The report, read in one snapshot of the file.
+  /// - Throws: A ``PersistentLiveDataError`` naming the file when the file cannot be read at all.
+  package func verify(progress: (Int, Int) -> Void = { _, _ in }) throws -> VerificationReport {
+    try reading {
+      try connection.inTransaction(.deferred) {
+        var problems: [VerificationProblem] = []
+        let integrity = try connection.prepare("PRAGMA integrity_check")
+        while try integrity.step() {
+          let line = integrity.text(0)
+          if line != "ok" { problems.append(.integrity(message: line)) }
+        }
+        guard hasValuesTable else {
+          return VerificationReport(keyCount: 0, rowCount: 0, problems: problems)
+        }
+        let total = Int(try connection.scalarInt64(InspectionSQL.rowCount) ?? 0)
+        progress(0, total)
+        let scan = try connection.prepare(InspectionSQL.payloadValidity)
+        var keyCount = 0
+        var rowCount = 0
+        var previous: (key: String, version: Int64)?
+        while try scan.step() {
+          let key = scan.text(0)
+          let version = scan.int64(1)
+          if let previous, previous.key == key {
+            if version > previous.version + 1 {
+              problems.append(.versionGap(key: key, missing: (previous.version + 1)...(version - 1)))
+            }
+          } else {
+            keyCount += 1
+          }
+          if scan.int64(2) != 1 { problems.append(.invalidJSON(key: key, version: version)) }
+          previous = (key, version)
+          rowCount += 1
+          if rowCount % 1_000 == 0 { progress(rowCount, total) }
+        }
+        progress(rowCount, total)
+        return VerificationReport(keyCount: keyCount, rowCount: rowCount, problems: problems)
+      }
+    }
+  }
+}

@@ -1,0 +1,71 @@
+import ArgumentParser
+import PersistentLiveData
+
+extension PLDTool {
+  /// `diff DB KEY V1 V2`: what changed between two versions, path by path.
+  struct Diff: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Show what changed between two versions of a key, path by path.",
+      discussion: """
+        Each line is a JSON path with "+" (added), "-" (removed) or "~" (changed, old → new). \
+        With --json: a list of {"path", "change", "old", "new"} ("old" is absent for an added path, \
+        "new" for a removed one).
+        """)
+
+    @OptionGroup var options: DatabaseOptions
+
+    @Argument(help: "The key.")
+    var key: String
+
+    @Argument(help: "The older version.")
+    var from: Int64
+
+    @Argument(help: "The newer version.")
+    var to: Int64
+
+    func run() throws {
+      let inspector = try StoreAccess.inspector(options.database)
+      defer { inspector.close() }
+      let old = try value(inspector, version: from)
+      let new = try value(inspector, version: to)
+      let changes = JSONDiff.changes(from: old, to: new)
+      let console = Console.current
+      if options.json {
+        console.writeJSON(.array(changes.map(Self.json)))
+        return
+      }
+      console.writeLine("key \(TerminalText.key(key)): version \(from) → version \(to)")
+      guard !changes.isEmpty else {
+        console.writeLine("no differences")
+        return
+      }
+      for change in changes {
+        let path = TerminalText.escaped(change.path)
+        switch change.kind {
+        case .added: console.writeLine("+ \(path): \(change.new?.compact ?? "")")
+        case .removed: console.writeLine("- \(path): \(change.old?.compact ?? "")")
+        case .changed:
+          console.writeLine("~ \(path): \(change.old?.compact ?? "") → \(change.new?.compact ?? "")")
+        }
+      }
+      console.writeLine(HumanFormat.count(changes.count, "change"))
+    }
+
+    private func value(_ inspector: StoreInspector, version: Int64) throws -> JSONValue {
+      let row = try inspector.row(key: key, version: version)
+      guard let value = RowOutput(row).value else {
+        throw InspectionError.invalidPayload(path: options.database, key: key, version: version)
+      }
+      return value
+    }
+
+    static func json(_ change: JSONDiff.Change) -> JSONValue {
+      var members: [JSONValue.Member] = [
+        .init("path", .string(change.path)), .init("change", .string(change.kind.rawValue)),
+      ]
+      if let old = change.old { members.append(.init("old", old)) }
+      if let new = change.new { members.append(.init("new", new)) }
+      return .object(members)
+    }
+  }
+}

@@ -1,0 +1,32 @@
+import ArgumentParser
+import PersistentLiveData
+
+extension PLDTool {
+  /// `get DB KEY [--version N]`: a value as pretty JSON.
+  struct Get: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Print the value of a key as pretty JSON: the latest version, or the one given.")
+
+    @OptionGroup var options: DatabaseOptions
+
+    @Argument(help: "The key.")
+    var key: String
+
+    @Option(help: ArgumentHelp("The version to print (default: the latest).", valueName: "n"))
+    var version: Int64?
+
+    func run() throws {
+      let inspector = try StoreAccess.inspector(options.database)
+      defer { inspector.close() }
+      let row =
+        try version.map { try inspector.row(key: key, version: $0) } ?? inspector.latestRow(key: key)
+      let output = RowOutput(row)
+      let console = Console.current
+      if options.json {
+        console.writeJSON(output.json)
+      } else {
+        console.writeLine(output.prettyValue)
+      }
+    }
+  }
+}

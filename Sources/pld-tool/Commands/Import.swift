@@ -1,0 +1,124 @@
+import ArgumentParser
+import Foundation
+import PersistentLiveData
+
+extension PLDTool {
+  /// `import DB FILE`: writes every line of a JSON Lines file as a new version, all or nothing.
+  struct Import: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Write every line of a JSON Lines file as a new version of its key, all or nothing.",
+      discussion: """
+        Each line is an object with at least "key" (a string) and "value" (any JSON), as written by \
+        export; other fields are ignored and versions are numbered by the store. Lines are written in \
+        file order in one transaction: if any line is invalid, nothing is written. Blank lines are \
+        skipped. A missing database file is created. Pass - as FILE to read standard input.
+        """)
+
+    @OptionGroup var options: DatabaseOptions
+
+    @Argument(help: ArgumentHelp("The JSON Lines file, or - for standard input.", valueName: "file"))
+    var file: String
+
+    /// One line to import.
+    struct Entry {
+      var line: Int
+      var key: String
+      var value: Data
+    }
+
+    func run() throws {
+      let entries = try Self.parse(try readInput(), file: file)
+      let store = try StoreAccess.store(options.database, create: true)
+      let progress = Progress("importing", total: entries.count)
+      var latest: [(key: String, version: Int64)] = []
+      var indexByKey: [String: Int] = [:]
+      do {
+        try store.transaction {
+          for entry in entries {
+            let version: Int64
+            do {
+              version = try store.setJSON(entry.value, forKey: entry.key)
+            } catch {
+              throw CommandError(
+                "Line \(entry.line) of \(TerminalText.quoted(file)) was not imported: \(error)")
+            }
+            if let index = indexByKey[entry.key] {
+              latest[index].version = version
+            } else {
+              indexByKey[entry.key] = latest.count
+              latest.append((entry.key, version))
+            }
+            progress.advance()
+          }
+        }
+        progress.finish()
+      } catch {
+        progress.finish()
+        try? store.close()
+        throw error
+      }
+      try store.close()
+
+      let console = Console.current
+      if options.json {
+        console.writeJSON(
+          .object([
+            .init("imported", .integer(entries.count)),
+            .init(
+              "keys",
+              .array(
+                latest.map {
+                  .object([.init("key", .string($0.key)), .init("version", .integer($0.version))])
+                })),
+          ]))
+        return
+      }
+      console.writeLine(
+        "Imported \(HumanFormat.count(entries.count, "version")) of \(HumanFormat.count(latest.count, "key")) "
+          + "from \(TerminalText.quoted(file)).")
+    }
+
+    private func readInput() throws -> String {
+      if file == "-" { return try StandardInput.readAll() }
+      guard let data = FileManager.default.contents(atPath: file) else {
+        let reason = FileManager.default.fileExists(atPath: file) ? "cannot be read" : "does not exist"
+        throw CommandError("\(TerminalText.quoted(file)) \(reason).")
+      }
+      return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The entries of a JSON Lines text, or an error naming the first bad line.
+    static func parse(_ text: String, file: String) throws -> [Entry] {
+      var entries: [Entry] = []
+      var lineNumber = 0
+      // "\r\n" is one Character in Swift: split on both forms of line end.
+      for rawLine in text.split(
+        omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+      {
+        lineNumber += 1
+        let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
+        if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
+        func failure(_ reason: String) -> CommandError {
+          CommandError("Line \(lineNumber) of \(TerminalText.quoted(file)) \(reason).")
+        }
+        let object: JSONValue
+        do {
+          object = try JSONParser.parse(String(line))
+        } catch {
+          throw failure("is not valid JSON: \(error)")
+        }
+        guard case .object = object else {
+          throw failure("is not a JSON object but \(object.kind == "array" ? "an" : "a") \(object.kind)")
+        }
+        guard case .string(let key)? = object["key"] else { throw failure("has no \"key\" string") }
+        guard !key.isEmpty else { throw failure("has an empty \"key\"") }
+        guard let value = object["value"] else { throw failure("has no \"value\"") }
+        if object["rawPayload"] != nil {
+          throw failure("holds a payload that was not valid JSON in the exported store")
+        }
+        entries.append(Entry(line: lineNumber, key: key, value: Data(value.compact.utf8)))
+      }
+      return entries
+    }
+  }
+}

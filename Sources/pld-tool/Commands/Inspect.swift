@@ -1,0 +1,77 @@
+import ArgumentParser
+import PersistentLiveData
+
+extension PLDTool {
+  /// `inspect DB`: schema, journal mode, size, keys, versions and integrity of a store.
+  struct Inspect: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Show the schema version, journal mode, size, keys, versions and integrity of a store.")
+
+    @OptionGroup var options: DatabaseOptions
+
+    func run() throws {
+      let inspector = try StoreAccess.inspector(options.database)
+      defer { inspector.close() }
+      let summary = try inspector.summary()
+      let console = Console.current
+      if options.json {
+        console.writeJSON(Self.json(summary))
+        return
+      }
+      var lines: [(String, String)] = [
+        ("File", TerminalText.escaped(summary.path)),
+        (
+          "Size",
+          HumanFormat.size(summary.totalFileSize)
+            + " (database \(HumanFormat.size(summary.fileSize)), WAL \(HumanFormat.size(summary.walSize)))"
+        ),
+        ("Schema version", "\(summary.schemaVersion)"),
+        ("Journal mode", TerminalText.escaped(summary.journalMode)),
+        ("Page size", "\(summary.pageSize) bytes"),
+        ("Keys", "\(summary.keyCount)"),
+        ("Versions", "\(summary.rowCount)"),
+        (
+          "Integrity",
+          summary.isIntegrityOK
+            ? "ok"
+            : summary.quickCheck.map(TerminalText.escaped).joined(
+              separator: "\n" + String(repeating: " ", count: 17))
+        ),
+      ]
+      if summary.accessMode == .immutable {
+        lines.append(("Opened", "immutable: the folder is not writable, so a -wal file is ignored"))
+      }
+      for (label, value) in lines {
+        console.writeLine((label + ":").padding(toLength: 17) + value)
+      }
+    }
+
+    static func json(_ summary: StoreSummary) -> JSONValue {
+      .object([
+        .init("path", .string(summary.path)),
+        .init("schemaVersion", .integer(summary.schemaVersion)),
+        .init("journalMode", .string(summary.journalMode)),
+        .init("pageSize", .integer(summary.pageSize)),
+        .init("size", .integer(summary.totalFileSize)),
+        .init("databaseSize", .integer(summary.fileSize)),
+        .init("walSize", .integer(summary.walSize)),
+        .init("keys", .integer(summary.keyCount)),
+        .init("versions", .integer(summary.rowCount)),
+        .init(
+          "integrity",
+          .object([
+            .init("ok", .bool(summary.isIntegrityOK)),
+            .init("messages", .array(summary.isIntegrityOK ? [] : summary.quickCheck.map(JSONValue.string))),
+          ])),
+        .init("access", .string(summary.accessMode == .immutable ? "immutable" : "readOnly")),
+      ])
+    }
+  }
+}
+
+extension String {
+  /// The string followed by spaces up to `length` characters (unchanged when longer).
+  func padding(toLength length: Int) -> String {
+    count >= length ? self + " " : self + String(repeating: " ", count: length - count)
+  }
+}

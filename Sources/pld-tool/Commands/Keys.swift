@@ -1,0 +1,55 @@
+import ArgumentParser
+import PersistentLiveData
+
+extension PLDTool {
+  /// `keys DB`: every key with its current version, versions kept, last write and size.
+  struct Keys: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "List every key: current version, versions kept, last write time, payload size.")
+
+    @OptionGroup var options: DatabaseOptions
+
+    /// Keys longer than this are cut in the table (`--json` has them whole).
+    static let keyWidth = 48
+
+    func run() throws {
+      let inspector = try StoreAccess.inspector(options.database)
+      defer { inspector.close() }
+      let statistics = try inspector.keyStatistics()
+      let console = Console.current
+      if options.json {
+        console.writeJSON(.array(statistics.map(Self.json)))
+        return
+      }
+      guard !statistics.isEmpty else {
+        console.writeLine("No keys are stored in \(TerminalText.quoted(options.database)).")
+        return
+      }
+      var table = Table([
+        .init("KEY"), .init("VERSION", .right), .init("KEPT", .right), .init("OLDEST", .right),
+        .init("LAST WRITE"), .init("SIZE", .right),
+      ])
+      for key in statistics {
+        table.append([
+          TerminalText.truncated(TerminalText.key(key.key), toWidth: Self.keyWidth),
+          "\(key.currentVersion)", "\(key.versionCount)", "\(key.oldestVersion)",
+          HumanFormat.timeWithAge(milliseconds: key.lastWrittenAtMilliseconds),
+          HumanFormat.size(key.payloadSize),
+        ])
+      }
+      console.write(table.render())
+    }
+
+    static func json(_ key: KeyStatistics) -> JSONValue {
+      .object([
+        .init("key", .string(key.key)),
+        .init("version", .integer(key.currentVersion)),
+        .init("versions", .integer(key.versionCount)),
+        .init("oldestVersion", .integer(key.oldestVersion)),
+        .init("writtenAt", .string(HumanFormat.iso8601(milliseconds: key.lastWrittenAtMilliseconds))),
+        .init("size", .integer(key.payloadSize)),
+        .init("totalSize", .integer(key.totalPayloadSize)),
+      ])
+    }
+  }
+}

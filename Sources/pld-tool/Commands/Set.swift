@@ -1,0 +1,39 @@
+import ArgumentParser
+import Foundation
+import PersistentLiveData
+
+extension PLDTool {
+  /// `set DB KEY JSON`: writes a new version of a key.
+  struct Set: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Write a new version of a key (the JSON is validated first).",
+      discussion: """
+        The value is written through the library, like an application's set: the next version number, \
+        the library's JSON format, and running applications see it. A missing database file is created. \
+        Pass - as JSON to read the value from standard input.
+        """)
+
+    @OptionGroup var options: DatabaseOptions
+
+    @Argument(help: "The key.")
+    var key: String
+
+    @Argument(
+      help: ArgumentHelp("The value as JSON, or - to read it from standard input.", valueName: "json"))
+    var value: String
+
+    func run() throws {
+      let text = value == "-" ? try StandardInput.readAll() : value
+      do {
+        _ = try JSONParser.parse(text)
+      } catch {
+        throw CommandError.invalidJSON(key: key, error)
+      }
+      if key.isEmpty { throw PersistentLiveDataError.invalidKey(key: key, reason: "a key cannot be empty") }
+      let store = try StoreAccess.store(options.database, create: true)
+      let version = try store.setJSON(Data(text.utf8), forKey: key)
+      try store.close()
+      try WrittenVersion(database: options.database, key: key, version: version).report(json: options.json)
+    }
+  }
+}

@@ -1,0 +1,315 @@
+/// A strict JSON parser (RFC 8259) producing ``JSONValue``.
+///
+/// Strict like SQLite's `json_valid` and Foundation: no comments, no trailing commas, no leading zeros,
+/// no raw control characters in strings; any value at the top level. Nesting deeper than
+/// ``maximumDepth`` is refused instead of exhausting the stack.
+struct JSONParser {
+  /// The deepest nesting of arrays and objects accepted.
+  static let maximumDepth = 512
+
+  /// Why a text is not JSON, and where.
+  struct Failure: Error, CustomStringConvertible, Equatable {
+    /// What was expected or found.
+    var reason: String
+    /// 1-based line and column of the problem.
+    var line: Int
+    var column: Int
+
+    /// "unexpected character "x" at line 1, column 5".
+    var description: String { "\(reason) at line \(line), column \(column)" }
+  }
+
+  private let bytes: [UInt8]
+  private var index = 0
+  private var depth = 0
+
+  private init(_ bytes: [UInt8]) {
+    self.bytes = bytes
+  }
+
+  /// Parses `text` as one JSON value surrounded by optional whitespace.
+  ///
+  /// ```swift
+  /// let value = try JSONParser.parse(#"{"theme": "dark"}"#)
+  /// ```
+  /// - Throws: ``Failure`` naming the line and column of the first problem.
+  static func parse(_ text: String) throws(Failure) -> JSONValue {
+    try parse(bytes: Array(text.utf8))
+  }
+
+  /// Parses UTF-8 `bytes` as one JSON value; invalid UTF-8 inside strings is replaced by U+FFFD.
+  ///
+  /// - Throws: ``Failure``.
+  static func parse(bytes: [UInt8]) throws(Failure) -> JSONValue {
+    var parser = JSONParser(bytes)
+    parser.skipWhitespace()
+    let value = try parser.parseValue()
+    parser.skipWhitespace()
+    guard parser.index == parser.bytes.count else {
+      throw parser.failure("unexpected \(parser.describeCurrent()) after the JSON value")
+    }
+    return value
+  }
+
+  // MARK: Values
+
+  private mutating func parseValue() throws(Failure) -> JSONValue {
+    guard index < bytes.count else { throw failure("unexpected end of text, expected a value") }
+    switch bytes[index] {
+    case UInt8(ascii: "{"): return try parseObject()
+    case UInt8(ascii: "["): return try parseArray()
+    case UInt8(ascii: "\""): return .string(try parseString())
+    case UInt8(ascii: "t"): try expectWord("true"); return .bool(true)
+    case UInt8(ascii: "f"): try expectWord("false"); return .bool(false)
+    case UInt8(ascii: "n"): try expectWord("null"); return .null
+    case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
+    default: throw failure("unexpected \(describeCurrent()), expected a value")
+    }
+  }
+
+  private mutating func parseObject() throws(Failure) -> JSONValue {
+    try enterContainer()
+    index += 1
+    var members: [JSONValue.Member] = []
+    skipWhitespace()
+    if peek(UInt8(ascii: "}")) {
+      index += 1
+      depth -= 1
+      return .object(members)
+    }
+    while true {
+      skipWhitespace()
+      guard peek(UInt8(ascii: "\"")) else {
+        throw failure("unexpected \(describeCurrent()), expected a member name")
+      }
+      let key = try parseString()
+      skipWhitespace()
+      guard peek(UInt8(ascii: ":")) else { throw failure("unexpected \(describeCurrent()), expected \":\"") }
+      index += 1
+      skipWhitespace()
+      members.append(JSONValue.Member(key, try parseValue()))
+      skipWhitespace()
+      if peek(UInt8(ascii: ",")) {
+        index += 1
+        continue
+      }
+      guard peek(UInt8(ascii: "}")) else {
+        throw failure("unexpected \(describeCurrent()), expected \",\" or \"}\"")
+      }
+      index += 1
+      depth -= 1
+      return .object(members)
+    }
+  }
+
+  private mutating func parseArray() throws(Failure) -> JSONValue {
+    try enterContainer()
+    index += 1
+    var elements: [JSONValue] = []
+    skipWhitespace()
+    if peek(UInt8(ascii: "]")) {
+      index += 1
+      depth -= 1
+      return .array(elements)
+    }
+    while true {
+      skipWhitespace()
+      elements.append(try parseValue())
+      skipWhitespace()
+      if peek(UInt8(ascii: ",")) {
+        index += 1
+        continue
+      }
+      guard peek(UInt8(ascii: "]")) else {
+        throw failure("unexpected \(describeCurrent()), expected \",\" or \"]\"")
+      }
+      index += 1
+      depth -= 1
+      return .array(elements)
+    }
+  }
+
+  private mutating func enterContainer() throws(Failure) {
+    depth += 1
+    if depth > Self.maximumDepth {
+      throw failure("nesting deeper than \(Self.maximumDepth) levels")
+    }
+  }
+
+  // MARK: Strings
+
+  private mutating func parseString() throws(Failure) -> String {
+    index += 1  // opening quote
+    var utf8: [UInt8] = []
+    while true {
+      guard index < bytes.count else { throw failure("unterminated string") }
+      let byte = bytes[index]
+      switch byte {
+      case UInt8(ascii: "\""):
+        index += 1
+        return String(decoding: utf8, as: UTF8.self)
+      case UInt8(ascii: "\\"):
+        index += 1
+        try parseEscape(into: &utf8)
+      case 0..<0x20:
+        throw failure("control character U+\(hex4(UInt32(byte))) must be escaped in a string")
+      default:
+        utf8.append(byte)
+        index += 1
+      }
+    }
+  }
+
+  private mutating func parseEscape(into utf8: inout [UInt8]) throws(Failure) {
+    guard index < bytes.count else { throw failure("unterminated string") }
+    let byte = bytes[index]
+    index += 1
+    switch byte {
+    case UInt8(ascii: "\""): utf8.append(UInt8(ascii: "\""))
+    case UInt8(ascii: "\\"): utf8.append(UInt8(ascii: "\\"))
+    case UInt8(ascii: "/"): utf8.append(UInt8(ascii: "/"))
+    case UInt8(ascii: "b"): utf8.append(0x08)
+    case UInt8(ascii: "f"): utf8.append(0x0C)
+    case UInt8(ascii: "n"): utf8.append(0x0A)
+    case UInt8(ascii: "r"): utf8.append(0x0D)
+    case UInt8(ascii: "t"): utf8.append(0x09)
+    case UInt8(ascii: "u"):
+      var code = try parseHex4()
+      if (0xD800...0xDBFF).contains(code), bytes[index...].starts(with: Array("\\u".utf8)) {
+        let mark = index
+        index += 2
+        let low = try parseHex4()
+        if (0xDC00...0xDFFF).contains(low) {
+          code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+        } else {
+          index = mark
+        }
+      }
+      // A lone surrogate cannot be represented in a Swift string: U+FFFD, as Foundation does.
+      let scalar = Unicode.Scalar(code) ?? "\u{FFFD}"
+      utf8.append(contentsOf: Array(String(Character(scalar)).utf8))
+    default:
+      index -= 1
+      throw failure("invalid escape \"\\\(describeByte(byte))\" in a string")
+    }
+  }
+
+  private mutating func parseHex4() throws(Failure) -> UInt32 {
+    var value: UInt32 = 0
+    for _ in 0..<4 {
+      guard index < bytes.count, let digit = Self.hexValue(bytes[index]) else {
+        throw failure("invalid \\u escape, expected 4 hexadecimal digits")
+      }
+      value = value << 4 | digit
+      index += 1
+    }
+    return value
+  }
+
+  private static func hexValue(_ byte: UInt8) -> UInt32? {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt32(byte - UInt8(ascii: "0"))
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt32(byte - UInt8(ascii: "a") + 10)
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt32(byte - UInt8(ascii: "A") + 10)
+    default: nil
+    }
+  }
+
+  // MARK: Numbers and words
+
+  private mutating func parseNumber() throws(Failure) -> String {
+    let start = index
+    if peek(UInt8(ascii: "-")) { index += 1 }
+    guard index < bytes.count, isDigit(bytes[index]) else {
+      throw failure("invalid number, expected a digit")
+    }
+    if bytes[index] == UInt8(ascii: "0") {
+      index += 1
+      if index < bytes.count, isDigit(bytes[index]) { throw failure("invalid number, leading zero") }
+    } else {
+      skipDigits()
+    }
+    if peek(UInt8(ascii: ".")) {
+      index += 1
+      guard index < bytes.count, isDigit(bytes[index]) else {
+        throw failure("invalid number, expected a digit after \".\"")
+      }
+      skipDigits()
+    }
+    if peek(UInt8(ascii: "e")) || peek(UInt8(ascii: "E")) {
+      index += 1
+      if peek(UInt8(ascii: "+")) || peek(UInt8(ascii: "-")) { index += 1 }
+      guard index < bytes.count, isDigit(bytes[index]) else {
+        throw failure("invalid number, expected a digit in the exponent")
+      }
+      skipDigits()
+    }
+    return String(decoding: bytes[start..<index], as: UTF8.self)
+  }
+
+  private mutating func skipDigits() {
+    while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+  }
+
+  private func isDigit(_ byte: UInt8) -> Bool {
+    (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+  }
+
+  private mutating func expectWord(_ word: String) throws(Failure) {
+    let expected = Array(word.utf8)
+    guard bytes[index...].starts(with: expected) else {
+      throw failure("unexpected \(describeCurrent()), expected a value")
+    }
+    index += expected.count
+  }
+
+  // MARK: Helpers
+
+  private mutating func skipWhitespace() {
+    while index < bytes.count {
+      switch bytes[index] {
+      case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"): index += 1
+      default: return
+      }
+    }
+  }
+
+  private func peek(_ byte: UInt8) -> Bool {
+    index < bytes.count && bytes[index] == byte
+  }
+
+  private func describeCurrent() -> String {
+    guard index < bytes.count else { return "end of text" }
+    return "character \"\(describeByte(bytes[index]))\""
+  }
+
+  /// A byte for a message: printable ASCII as is, anything else as `\u{…}` (never raw).
+  private func describeByte(_ byte: UInt8) -> String {
+    if byte >= 0x20, byte < 0x7F { return String(UnicodeScalar(byte)) }
+    if byte < 0x80 { return "\\u{\(String(byte, radix: 16, uppercase: true))}" }
+    // The start of a multibyte character: decode it for the message.
+    let end = min(bytes.count, index + 4)
+    let character = String(decoding: bytes[index..<end], as: UTF8.self).first ?? "\u{FFFD}"
+    return TerminalText.escaped(String(character))
+  }
+
+  private func hex4(_ value: UInt32) -> String {
+    let digits = String(value, radix: 16, uppercase: true)
+    return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+  }
+
+  /// A failure at the current position.
+  private func failure(_ reason: String) -> Failure {
+    var line = 1
+    var column = 1
+    for byte in bytes[..<min(index, bytes.count)] {
+      if byte == UInt8(ascii: "\n") {
+        line += 1
+        column = 1
+      } else if byte & 0xC0 != 0x80 {
+        column += 1
+      }
+    }
+    return Failure(reason: reason, line: line, column: column)
+  }
+}

@@ -1,0 +1,18 @@
+/// A failure of a command that is not a usage error: printed as `Error: <sentence>` on standard error,
+/// exit status 1.
+///
+/// Errors of the library (``PersistentLiveDataError``, ``InspectionError``) are thrown as they are: their
+/// descriptions already are one sentence naming the file, key or version.
+struct CommandError: Error, CustomStringConvertible {
+  /// The sentence.
+  var description: String
+
+  init(_ description: String) {
+    self.description = description
+  }
+
+  /// `value` for key `key` is not JSON.
+  static func invalidJSON(key: String, _ failure: JSONParser.Failure) -> CommandError {
+    CommandError("The value for key \(TerminalText.quoted(key)) is not valid JSON: \(failure).")
+  }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import PersistentLiveData
+import Testing
+
+@testable import pld_tool
+
+/// Every failure is one sentence on standard error naming the file, key or version, with a non-zero
+/// status — never a trap.
+@Suite struct ErrorTests {
+  @Test func aMissingFileIsNamedAndNeverCreated() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.path("missing.db")
+
+    for command in [
+      ["inspect"], ["keys"], ["get", "k"], ["history", "k"], ["diff", "k", "1", "2"],
+      ["rollback", "k", "1"], ["prune", "--keep", "1"], ["export"], ["verify"], ["watch"],
+    ] {
+      let arguments = [command[0], path] + command.dropFirst()
+      let result = runInProcess(arguments)
+      #expect(
+        result == CommandResult(stdout: "", stderr: "Error: \"\(path)\" does not exist.\n", status: 1),
+        "\(arguments)")
+    }
+    #expect(!FileManager.default.fileExists(atPath: path))
+    #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+  }
+
+  @Test func filesThatAreNotStoresAreRefusedAndLeftAlone() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let text = try directory.write("just some notes\n", to: "notes.txt")
+    let foreign = directory.path("foreign.db")
+    try SchemaEditor.execute("CREATE TABLE contacts(name TEXT)", path: foreign, create: true)
+    let foreignBytes = FileManager.default.contents(atPath: foreign)
+
+    let notSQLite = runInProcess(["keys", text])
+    #expect(notSQLite.stderr == "Error: \"\(text)\" is not an SQLite database; it was left untouched.\n")
+    #expect(notSQLite.status == 1)
+    #expect(runInProcess(["set", text, "k", "1"]).stderr == notSQLite.stderr)
+
+    let other = runInProcess(["inspect", foreign])
+    #expect(
+      other.stderr
+        == "Error: \"\(foreign)\" is another application's SQLite database, not a PersistentLiveData store.\n"
+    )
+    #expect(runInProcess(["set", foreign, "k", "1"]).stderr == other.stderr)
+    #expect(FileManager.default.contents(atPath: foreign) == foreignBytes)
+    #expect(FileManager.default.contents(atPath: text) == Data("just some notes\n".utf8))
+
+    let folder = runInProcess(["keys", directory.path])
+    #expect(
+      folder.stderr == "Error: \"\(directory.path)\" is not an SQLite database; it was left untouched.\n")
+  }
+
+  @Test func unknownKeysAndVersionsAreNamed() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try directory.makeSampleStore()
+    _ = runInProcess(["prune", path, "counter", "--keep", "2"])
+
+    #expect(
+      runInProcess(["get", path, "nope"]).stderr == "Error: Key \"nope\" is not stored in \"\(path)\".\n")
+    #expect(runInProcess(["history", path, "nope"]).status == 1)
+    #expect(
+      runInProcess(["get", path, "counter", "--version", "1"]).stderr
+        == "Error: Version 1 of key \"counter\" in \"\(path)\" has been pruned; the oldest kept is 4.\n")
+    #expect(
+      runInProcess(["get", path, "counter", "--version", "0"]).stderr
+        == "Error: Version 0 of key \"counter\" in \"\(path)\" does not exist; versions start at 1.\n")
+    #expect(
+      runInProcess(["get", path, "counter", "--version", "6"]).stderr
+        == "Error: Version 6 of key \"counter\" in \"\(path)\" does not exist; the latest is 5.\n")
+    #expect(
+      runInProcess(["prune", path, "nope", "--keep", "1"]).stderr
+        == "Error: Key \"nope\" is not stored in \"\(path)\".\n")
+  }
+
+  @Test func usageErrorsFollowArgumentParser() {
+    let missingArgument = runInProcess(["get", "app.db"])
+    #expect(missingArgument.status == 64)
+    #expect(
+      missingArgument.stderr == """
+        Error: Missing expected argument '<key>'
+        Help:  <key>  The key.
+        Usage: pld-tool get <database> [--json] <key> [--version <n>]
+          See 'pld-tool get --help' for more information.
+
+        """)
+    let badNumber = runInProcess(["get", "app.db", "k", "--version", "three"])
+    #expect(badNumber.status == 64)
+    #expect(badNumber.stderr.hasPrefix("Error: The value 'three' is invalid for '--version <n>'"))
+    #expect(runInProcess(["frobnicate"]).status == 64)
+  }
+
+  @Test func helpAndVersionGoToStandardOutput() {
+    let help = runInProcess(["--help"])
+    #expect(help.status == 0)
+    #expect(help.stdout.hasPrefix("OVERVIEW: Inspect, edit and watch a PersistentLiveData store.\n"))
+    #expect(help.stderr.isEmpty)
+    #expect(runInProcess([]).stdout == help.stdout)
+    #expect(runInProcess(["--version"]) == CommandResult(stdout: "0.1.0\n", stderr: "", status: 0))
+    let getHelp = runInProcess(["get", "--help"])
+    #expect(getHelp.stdout.contains("--version <n>"))
+  }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import PersistentLiveData
+import Synchronization
+import Testing
+
+@testable import pld_tool
+
+/// `watch` run in process on its own thread, stopped the way SIGINT stops it.
+@Suite struct WatchCommandTests {
+  /// Runs `watch` on a thread with an in-memory console until `body` returns, then stops it.
+  private func watching(
+    _ arguments: [String], _ body: (Console) throws -> Void
+  ) throws -> CommandResult {
+    let console = Console.capturing()
+    let finished = DispatchSemaphore(value: 0)
+    let status = Mutex<Int32>(-1)
+    let thread = Thread {
+      status.withLock { $0 = PLDTool.execute(arguments, console: console) }
+      finished.signal()
+    }
+    thread.start()
+    #expect(
+      waitUntil { console.capturedError.contains("Watching") },
+      "watch did not start: \(console.capturedError)")
+    defer {
+      console.requestStop()
+      _ = finished.wait(timeout: .now() + 5)
+    }
+    try body(console)
+    console.requestStop()
+    #expect(finished.wait(timeout: .now() + 2) == .success)
+    return CommandResult(
+      stdout: console.capturedOutput, stderr: console.capturedError, status: status.withLock { $0 })
+  }
+
+  @Test func printsEachNewVersionOfEveryKey() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try directory.makeSampleStore()
+
+    let result = try watching(["watch", path, "--json"]) { console in
+      let store = try PersistentStore(path: path)
+      defer { try? store.close() }
+      let counter = try store.liveData("counter", default: 0)
+      try counter.set(6)
+      try counter.set(7)
+      try store.liveData("brand new", default: [String]()).set(["x"])
+      #expect(waitUntil { console.capturedOutput.split(separator: "\n").count >= 3 })
+    }
+    #expect(result.status == 0)
+    let lines = try result.jsonLines()
+    #expect(
+      lines.map { "\($0["key"] ?? "")/\($0["version"] ?? "")" } == ["brand new/1", "counter/6", "counter/7"])
+    #expect(lines.map { $0["value"] as? Int } == [nil, 6, 7])
+  }
+
+  @Test func watchesOneKeyOnly() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try directory.makeSampleStore()
+
+    let result = try watching(["watch", path, "theme"]) { console in
+      let store = try PersistentStore(path: path)
+      defer { try? store.close() }
+      try store.liveData("counter", default: 0).set(50)
+      try store.liveData("theme", default: "").set("dark\u{1B}[2J")
+      #expect(waitUntil { console.capturedOutput.contains("\n") })
+    }
+    let line = try #require(result.stdout.split(separator: "\n").first)
+    #expect(line.hasPrefix("theme  2  "))
+    #expect(line.hasSuffix(#"  "dark\u001b[2J""#))
+    #expect(!result.stdout.contains("counter"))
+    #expect(!result.stdout.contains("\u{1B}"))
+  }
+}
+
+/// Polls `condition` every 10 ms for up to `timeout` seconds.
+func waitUntil(timeout: TimeInterval = 5, _ condition: () -> Bool) -> Bool {
+  let deadline = Date().addingTimeInterval(timeout)
+  while Date() < deadline {
+    if condition() { return true }
+    usleep(10_000)
+  }
+  return condition()
+}
