@@ -28,7 +28,7 @@ struct EncodingBenchmark {
       calls: quick ? 20 : 2_000, section: &section, report)
     notes += try measure(
       Catalog.sample, jsonObject: \.jsonObject, handWritten: HandWrittenJSON.catalog,
-      calls: quick ? 10 : 300, section: &section, report)
+      calls: quick ? 10 : 120, section: &section, report)
     section.notes =
       [
         "p50/p99/mean per call, pooled over \(rounds) interleaved rounds. % columns: the step's p50 as a share of",

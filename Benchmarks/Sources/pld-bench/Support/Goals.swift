@@ -45,7 +45,7 @@ struct Goals {
         Goal(
           issue: "2", goal: "\(operation.label): cost at 10,000 / at 1,000 (linear)",
           figure: value("registration", operation.key, "growth").flatMap { quick ? nil : $0 },
-          target: 1.25, unit: "x"))
+          target: 1.5, unit: "x"))
     }
     for name in librarySetCases {
       let size = String(name.dropFirst("library ".count))
@@ -120,7 +120,8 @@ struct Goals {
     }
     section.notes = [
       "Issue 7 also asks for the idle CPU of the polling, the encoding question and the comparison with an",
-      "atomic file write: see their tables. No goal ever fails a run.",
+      "atomic file write: see their tables. Registration: ≤ 1.5x counts as linear (quadratic would be ~10x).",
+      "No goal ever fails a run.",
     ]
     report.print(section)
   }
