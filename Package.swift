@@ -13,11 +13,14 @@ let package = Package(
   platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
   products: [
     .library(name: "PersistentLiveData", targets: ["PersistentLiveData"]),
+    .library(name: "PersistentLiveDataTesting", targets: ["PersistentLiveDataTesting"]),
     .executable(name: "pld-tool", targets: ["pld-tool"]),
     .executable(name: "pld-todo", targets: ["pld-todo"]),
   ],
   dependencies: [
-    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
   ],
   targets: [
     // The system libsqlite3. The folder is Sources/CSQLite; the module gets a name no other package uses.
@@ -29,10 +32,16 @@ let package = Package(
     ),
     .target(
       name: "PersistentLiveData",
-      dependencies: ["PLDSQLite3"],
+      dependencies: ["PLDSQLite3", .product(name: "Logging", package: "swift-log")],
       resources: [
         .embedInCode("../../Migrations/0001_initial_schema.sql")
       ],
+      swiftSettings: swiftSettings
+    ),
+    // Helpers for the tests of apps that use the library: a lifecycle owner tests drive.
+    .target(
+      name: "PersistentLiveDataTesting",
+      dependencies: ["PersistentLiveData"],
       swiftSettings: swiftSettings
     ),
     .executableTarget(
@@ -50,7 +59,7 @@ let package = Package(
     ),
     .testTarget(
       name: "PersistentLiveDataTests",
-      dependencies: ["PersistentLiveData", "pld-test-child", "pld-tool"],
+      dependencies: ["PersistentLiveData", "PersistentLiveDataTesting", "pld-test-child", "pld-tool"],
       swiftSettings: swiftSettings
     ),
     // A small program the tests run as a separate process: concurrent writers, crash targets.

@@ -8,7 +8,7 @@ extension Cancellable {
   /// cancelled.
   ///
   /// ```swift
-  /// Task { for await value in store.values { render(value) } }
+  /// Task { for await value in settings.values { render(value) } }
   ///   .autoCancel(scope)                        // stops when the scope becomes inactive
   ///
   /// observer.autoCancel(scope, when: .deinitialized)   // lives as long as the scope

@@ -11,6 +11,13 @@
 /// ```
 public protocol Cancellable: Sendable {
   /// Stops the work or subscription. Idempotent and callable from any thread.
+  ///
+  /// Once it returns, no new callback of the cancelled thing starts. Calling it again does nothing.
+  ///
+  /// ```swift
+  /// let token: any Cancellable = scope.observeState { print($0) }
+  /// token.cancel()
+  /// ```
   func cancel()
 }
 

@@ -2,24 +2,13 @@
 /// (`Migrations/0001_initial_schema.sql`).
 enum InspectionSQL {
   /// Every key, in byte order: a skip-scan over the primary key, O(keys × log rows).
-  static let keys = """
-    WITH RECURSIVE k(key) AS (
-      SELECT min(key) FROM pld_values
-      UNION ALL
-      SELECT (SELECT min(key) FROM pld_values WHERE key > k.key) FROM k WHERE k.key IS NOT NULL
-    )
-    SELECT key FROM k WHERE key IS NOT NULL
-    """
+  static let keys = SQL.keys
 
   /// Every key with its newest version, in byte order, without reading history rows.
-  static let latestVersions = """
-    WITH RECURSIVE k(key) AS (
-      SELECT min(key) FROM pld_values
-      UNION ALL
-      SELECT (SELECT min(key) FROM pld_values WHERE key > k.key) FROM k WHERE k.key IS NOT NULL
-    )
-    SELECT key, (SELECT max(version) FROM pld_values WHERE key = k.key) FROM k WHERE key IS NOT NULL
-    """
+  static let latestVersions =
+    SQL.distinctKeys + """
+      SELECT key, (SELECT max(version) FROM pld_values WHERE key = k.key) FROM k WHERE key IS NOT NULL
+      """
 
   /// Per key: newest version, oldest version, versions kept, bytes of all payloads, and the newest
   /// row's time and payload size. `length(CAST(… AS BLOB))` counts bytes, not characters.

@@ -5,15 +5,15 @@ import Foundation
 /// Built on `NSLock` (a pthread mutex) rather than `Synchronization.Mutex`: ThreadSanitizer follows
 /// pthread locks, while on Linux it reports false races inside a contended `Mutex`, which would hide real
 /// ones. The API mirrors `Mutex.withLock`. Never call user code inside `withLock`.
-final class Locked<State>: @unchecked Sendable {
+package final class Locked<State>: @unchecked Sendable {
   private var state: State
   private let lock = NSLock()
 
-  init(_ state: State) {
+  package init(_ state: State) {
     self.state = state
   }
 
-  func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+  package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
     lock.lock()
     defer { lock.unlock() }
     return try body(&state)

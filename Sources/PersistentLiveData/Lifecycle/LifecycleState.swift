@@ -12,12 +12,33 @@
 /// ```
 public enum LifecycleState: Int, Sendable, CaseIterable {
   /// Created and never activated.
+  ///
+  /// ```swift
+  /// ScopeLifecycle().state == .initialized   // true
+  /// ```
   case initialized
   /// Activated: bound observers receive values.
+  ///
+  /// ```swift
+  /// scope.activate()
+  /// scope.state == .active   // true
+  /// ```
   case active
   /// Deactivated after having been active: bound observers wait.
+  ///
+  /// ```swift
+  /// scope.deactivate()
+  /// scope.state == .inactive   // true, if it was active
+  /// ```
   case inactive
   /// Released: bound observers have been removed.
+  ///
+  /// Only ``ScopeLifecycle/observeState(_:)`` callbacks can see this state; they receive it from the
+  /// scope's `deinit`.
+  ///
+  /// ```swift
+  /// scope.observeState { if $0 == .deinitialized { print("gone") } }
+  /// ```
   case deinitialized
 }
 
@@ -29,6 +50,10 @@ public enum LifecycleState: Int, Sendable, CaseIterable {
 /// ```
 public struct LifecycleStateOptions: OptionSet, Sendable, Hashable {
   /// The bits of the set, one per ``LifecycleState`` raw value.
+  ///
+  /// ```swift
+  /// LifecycleStateOptions.inactive.rawValue   // 1 << LifecycleState.inactive.rawValue
+  /// ```
   public let rawValue: Int
 
   /// Creates a set from its raw bits.
@@ -36,6 +61,7 @@ public struct LifecycleStateOptions: OptionSet, Sendable, Hashable {
   /// ```swift
   /// let active = LifecycleStateOptions(rawValue: 1 << 1)   // == .active
   /// ```
+  /// - Parameter rawValue: Bit `n` stands for the ``LifecycleState`` whose raw value is `n`.
   public init(rawValue: Int) { self.rawValue = rawValue }
 
   /// The set holding exactly `state`.
@@ -43,17 +69,38 @@ public struct LifecycleStateOptions: OptionSet, Sendable, Hashable {
   /// ```swift
   /// LifecycleStateOptions(.active) == .active   // true
   /// ```
+  /// - Parameter state: The only member of the set.
   public init(_ state: LifecycleState) { self.rawValue = 1 << state.rawValue }
 
   /// The scope has never been activated.
+  ///
+  /// ```swift
+  /// observer.autoCancel(scope, when: .initialized)   // cancelled at once if never activated
+  /// ```
   public static let initialized = LifecycleStateOptions(.initialized)
   /// The scope is active.
+  ///
+  /// ```swift
+  /// LifecycleStateOptions.active.contains(.active)   // true
+  /// ```
   public static let active = LifecycleStateOptions(.active)
   /// The scope was active and has been deactivated.
+  ///
+  /// ```swift
+  /// task.autoCancel(scope, when: .inactive)   // cancelled at the next deactivation
+  /// ```
   public static let inactive = LifecycleStateOptions(.inactive)
   /// The scope has been released.
+  ///
+  /// ```swift
+  /// observer.autoCancel(scope, when: .deinitialized)   // lives as long as the scope
+  /// ```
   public static let deinitialized = LifecycleStateOptions(.deinitialized)
-  /// Every state but ``active``: `[.initialized, .inactive, .deinitialized]`.
+  /// Every state but ``active``: `[.initialized, .inactive, .deinitialized]`. The default of `autoCancel`.
+  ///
+  /// ```swift
+  /// task.autoCancel(scope, when: .notActive)   // the same as task.autoCancel(scope)
+  /// ```
   public static let notActive: LifecycleStateOptions = [.initialized, .inactive, .deinitialized]
 
   /// Whether `state` is a member of the set.
@@ -61,5 +108,7 @@ public struct LifecycleStateOptions: OptionSet, Sendable, Hashable {
   /// ```swift
   /// LifecycleStateOptions.notActive.contains(.inactive)   // true
   /// ```
+  /// - Parameter state: The state to look for.
+  /// - Returns: `true` if the set holds `state`.
   public func contains(_ state: LifecycleState) -> Bool { contains(LifecycleStateOptions(state)) }
 }

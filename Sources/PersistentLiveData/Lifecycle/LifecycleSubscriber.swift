@@ -43,6 +43,7 @@ extension LifecycleSubscriber {
   /// ```swift
   /// func didLoad(_ lifecycle: ScopeLifecycle) {}
   /// ```
+  /// - Parameter lifecycle: The scope that loaded.
   public func didLoad(_ lifecycle: ScopeLifecycle) {}
 
   /// Does nothing; implement it to react to each activation.
@@ -50,6 +51,7 @@ extension LifecycleSubscriber {
   /// ```swift
   /// func didBecomeActive(_ lifecycle: ScopeLifecycle) {}
   /// ```
+  /// - Parameter lifecycle: The scope that became active.
   public func didBecomeActive(_ lifecycle: ScopeLifecycle) {}
 
   /// Does nothing; implement it to react to each deactivation.
@@ -57,5 +59,6 @@ extension LifecycleSubscriber {
   /// ```swift
   /// func didBecomeInactive(_ lifecycle: ScopeLifecycle) {}
   /// ```
+  /// - Parameter lifecycle: The scope that became inactive.
   public func didBecomeInactive(_ lifecycle: ScopeLifecycle) {}
 }

@@ -75,10 +75,7 @@ public final class FutureEvent<Action: Sendable>: @unchecked Sendable {
   public func observe<Owner: AnyObject>(
     owner: Owner, _ onEvent: @escaping @MainActor (Owner, Action) -> Void
   ) -> Observer<Action> {
-    let observer = Observer<Action> { [weak owner] action in
-      guard let owner else { return }
-      onEvent(owner, action)
-    }
+    let observer = Observer<Action>.passingOwner(owner, onEvent)
     _ = channel.register(observer, owner: owner)
     return observer
   }

@@ -1,10 +1,10 @@
 extension LiveData {
   /// Observes the value for as long as `owner` lives and is active.
   ///
-  /// If `owner` is a ``LifecycleOwner`` (or a ``ScopeLifecycle``), values arrive only while its scope is
-  /// active, the latest undelivered version arrives when it becomes active again, and the observer is
-  /// removed when the scope reaches ``LifecycleState/deinitialized``. Any other object counts as active
-  /// while it is alive. The owner is never retained; once it is gone, the observer is removed and never
+  /// If `owner` is a ``LifecycleOwner`` (or a ``ScopeLifecycle``, or a ``LifecycleDependent`` whose scope
+  /// is set at registration), values arrive only while its scope is active, the latest undelivered version
+  /// arrives when it becomes active again, and the observer is removed when the scope reaches
+  /// ``LifecycleState/deinitialized``. Any other object counts as active while it is alive. The owner is never retained; once it is gone, the observer is removed and never
   /// called again.
   ///
   /// ```swift
@@ -49,10 +49,7 @@ extension LiveData {
     owner: Owner, receiveCurrent: Bool = true,
     _ onChange: @escaping @MainActor (Owner, Value) -> Void
   ) -> Observer<Value> {
-    let observer = Observer<Value> { [weak owner] value in
-      guard let owner else { return }
-      onChange(owner, value)
-    }
+    let observer = Observer<Value>.passingOwner(owner, onChange)
     register(observer, owner: owner, receiveCurrent: receiveCurrent)
     return observer
   }

@@ -116,7 +116,7 @@ open class LiveData<Value: Sendable>: @unchecked Sendable {
   /// ``onInactive()``. It is not called again until ``onInactive()`` has been.
   ///
   /// ```swift
-  /// final class LocationData: MutableLiveData<Location?> {
+  /// final class LocationData: MutableLiveData<Location?>, @unchecked Sendable {
   ///   override func onActive() { locationService.start { self.set($0) } }
   ///   override func onInactive() { locationService.stop() }
   /// }

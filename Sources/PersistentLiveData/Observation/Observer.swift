@@ -31,6 +31,16 @@ public final class Observer<Value: Sendable>: Cancellable, Hashable {
     self.update = update
   }
 
+  /// An observer that passes `owner` to `onChange` without retaining it, and does nothing once it is gone.
+  @MainActor static func passingOwner<Owner: AnyObject>(
+    _ owner: Owner, _ onChange: @escaping @MainActor (Owner, Value) -> Void
+  ) -> Observer {
+    Observer { [weak owner] value in
+      guard let owner else { return }
+      onChange(owner, value)
+    }
+  }
+
   /// Whether ``cancel()`` has been called.
   var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
 
@@ -69,6 +79,10 @@ public final class Observer<Value: Sendable>: Cancellable, Hashable {
   /// a == a                        // true
   /// a == Observer<Int> { _ in }   // false
   /// ```
+  /// - Parameters:
+  ///   - lhs: An observer.
+  ///   - rhs: Another observer.
+  /// - Returns: `true` if both are the same instance.
   public static func == (lhs: Observer, rhs: Observer) -> Bool { lhs === rhs }
 
   /// Hashes the instance identity.
@@ -76,6 +90,7 @@ public final class Observer<Value: Sendable>: Cancellable, Hashable {
   /// ```swift
   /// var observers: Set<Observer<Int>> = [observer]
   /// ```
+  /// - Parameter hasher: The hasher to feed with the object identifier.
   public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
 

@@ -80,10 +80,7 @@ public final class SingleEvent<Action: Sendable>: @unchecked Sendable {
   public func observe<Owner: AnyObject>(
     owner: Owner, _ onEvent: @escaping @MainActor (Owner, Action) -> Void
   ) -> Observer<Action> {
-    let observer = Observer<Action> { [weak owner] action in
-      guard let owner else { return }
-      onEvent(owner, action)
-    }
+    let observer = Observer<Action>.passingOwner(owner, onEvent)
     if !isTriggered { _ = channel.register(observer, owner: owner) }
     return observer
   }

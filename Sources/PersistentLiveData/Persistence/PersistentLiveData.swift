@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// A ``LiveData`` whose every write is a new version in an SQLite file.
 ///
@@ -128,7 +129,10 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
   /// ```swift
   /// try settings.rollback(to: 3)
   /// ```
-  /// - Parameter version: A kept version of this key.
+  /// - Parameters:
+  ///   - version: A kept version of this key.
+  ///   - isolation: The caller's isolation, filled in by the compiler; decides whether observers are
+  ///     called before this returns (main actor) or scheduled.
   /// - Throws: ``PersistentLiveDataError/unknownVersion(key:version:)`` if it was never written or has
   ///   been pruned; otherwise as ``set(_:isolation:)``.
   public func rollback(to version: Int64, isolation: isolated (any Actor)? = #isolation) throws {
@@ -180,8 +184,19 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
 
   /// Moves to a row written without this instance, if it is newer and decodes.
   func accept(_ row: StoredRow, onMainActor: Bool) -> (() -> Void)? {
-    guard row.version > version, let value = try? decode(row) else { return nil }
-    return accept(value, version: row.version, onMainActor: onMainActor)
+    guard row.version > version else { return nil }
+    do {
+      return accept(try decode(row), version: row.version, onMainActor: onMainActor)
+    } catch {
+      // A version this type cannot read stays on disk untouched; the live value keeps its last version
+      // (under `.throwError` the next `update` reports it).
+      database.options.logger?.warning(
+        "A version written elsewhere does not decode; the live value keeps its last version",
+        metadata: [
+          "key": "\(PersistentLiveDataError.quote(key))", "version": "\(row.version)", "error": "\(error)",
+        ])
+      return nil
+    }
   }
 
   /// Loads the newest stored version after a write by another connection, applying the store's

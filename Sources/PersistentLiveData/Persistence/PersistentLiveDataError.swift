@@ -14,41 +14,114 @@
 /// ```
 public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, Sendable {
   /// The stored value of `key` at `version` does not decode as the requested type.
+  ///
+  /// ```swift
+  /// catch PersistentLiveDataError.undecodable(let key, let version, let reason) { … }
+  /// ```
   case undecodable(key: String, version: Int64, reason: String)
   /// The value for `key` could not be encoded as JSON.
+  ///
+  /// ```swift
+  /// catch PersistentLiveDataError.encodingFailed(let key, _) { … }   // e.g. Double.nan
+  /// ```
   case encodingFailed(key: String, reason: String)
   /// `key` is already in use in this store with another value type.
+  ///
+  /// ```swift
+  /// catch PersistentLiveDataError.typeMismatch(let key, let existing, let requested) { … }
+  /// ```
   case typeMismatch(key: String, existing: String, requested: String)
   /// The key cannot be stored (empty, or longer than 1 MiB of UTF-8).
+  ///
+  /// ```swift
+  /// try store.liveData("", default: 0)   // throws invalidKey
+  /// ```
   case invalidKey(key: String, reason: String)
   /// `version` of `key` was never written or has been pruned.
+  ///
+  /// ```swift
+  /// try settings.rollback(to: 999)   // throws unknownVersion if 999 is not kept
+  /// ```
   case unknownVersion(key: String, version: Int64)
   /// The disk or file system holding the store is full (SQLITE_FULL).
+  ///
+  /// ```swift
+  /// catch PersistentLiveDataError.diskFull(let path) { freeSpace(near: path) }
+  /// ```
   case diskFull(path: String)
   /// The store's file, its folder or the file system is read-only (SQLITE_READONLY).
+  ///
+  /// ```swift
+  /// catch PersistentLiveDataError.readOnly(let path) { … }   // nothing was written
+  /// ```
   case readOnly(path: String)
   /// Another connection held the write lock longer than the busy timeout (SQLITE_BUSY).
+  ///
+  /// ```swift
+  /// catch PersistentLiveDataError.busy { retryLater() }   // StoreOptions.busyTimeoutMilliseconds
+  /// ```
   case busy(path: String)
   /// The file is a damaged SQLite database (SQLITE_CORRUPT, a failed integrity check or a truncation).
+  ///
+  /// ```swift
+  /// catch PersistentLiveDataError.corrupt(let path, let detail) { restoreBackup(path, detail) }
+  /// ```
   case corrupt(path: String, detail: String)
   /// The file is not an SQLite database at all (SQLITE_NOTADB, or the wrong header).
+  ///
+  /// ```swift
+  /// try PersistentStore(path: "notes.txt")   // throws notADatabase; the file is untouched
+  /// ```
   case notADatabase(path: String)
   /// The file is an SQLite database that belongs to another application.
+  ///
+  /// ```swift
+  /// try PersistentStore(path: "other-app.sqlite")   // throws foreignDatabase
+  /// ```
   case foreignDatabase(path: String)
   /// The file was written by a newer version of this library, with schema `found`; this one knows up to
   /// `supported`.
+  ///
+  /// ```swift
+  /// catch PersistentLiveDataError.schemaTooNew(_, let found, let supported) { askToUpdate() }
+  /// ```
   case schemaTooNew(path: String, found: Int, supported: Int)
   /// The store has been closed.
+  ///
+  /// ```swift
+  /// try store.close()
+  /// try settings.set(Settings())   // throws storeClosed
+  /// ```
   case storeClosed(path: String?)
   /// This process already has a store open on the file.
+  ///
+  /// ```swift
+  /// let second = try PersistentStore(path: path)   // throws alreadyOpen while the first is open
+  /// ```
   case alreadyOpen(path: String)
   /// The path is a symbolic link; stores refuse to follow them.
+  ///
+  /// ```swift
+  /// try PersistentStore(path: "/tmp/link-to-state.db")   // throws symbolicLink
+  /// ```
   case symbolicLink(path: String)
   /// The file could not be created or opened (SQLite code, or errno for file-system calls).
+  ///
+  /// ```swift
+  /// catch PersistentLiveDataError.cannotOpen(let path, let code, let reason) { … }
+  /// ```
   case cannotOpen(path: String, code: Int32, reason: String)
   /// The operating system reported an I/O error (SQLITE_IOERR and its extended code).
+  ///
+  /// ```swift
+  /// catch PersistentLiveDataError.ioError(let path, let code, _) { … }
+  /// ```
   case ioError(path: String, code: Int32, reason: String)
   /// Any other SQLite failure, with its extended result code and message.
+  ///
+  /// ```swift
+  /// catch PersistentLiveDataError.sqlite(_, let code, let message) { log(code, message) }
+  /// ```
   case sqlite(path: String?, code: Int32, message: String)
 
   /// One sentence naming what failed and where.
@@ -99,28 +172,9 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
     }
   }
 
-  /// A key or path quoted with control characters, quotes and non-printing characters escaped, and
+  /// A key or path quoted, with quotes, control characters and other unsafe characters escaped, and
   /// shortened to 200 characters.
   static func quote(_ text: String) -> String {
-    let shortened = text.count > 200 ? String(text.prefix(200)) + "…" : text
-    var result = "\""
-    for scalar in shortened.unicodeScalars {
-      switch scalar {
-      case "\"": result += "\\\""
-      case "\\": result += "\\\\"
-      case "\n": result += "\\n"
-      case "\r": result += "\\r"
-      case "\t": result += "\\t"
-      default:
-        if scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format
-          || scalar.value == 0x7F
-        {
-          result += "\\u{\(String(scalar.value, radix: 16))}"
-        } else {
-          result.unicodeScalars.append(scalar)
-        }
-      }
-    }
-    return result + "\""
+    EscapedText.quoted(text.count > 200 ? String(text.prefix(200)) + "…" : text)
   }
 }

@@ -1,3 +1,5 @@
+import Logging
+
 /// An SQLite file of versioned values, and the factory of their ``PersistentLiveData``.
 ///
 /// A store keeps one writer connection to its file. Values are stored as JSON, one row per (key,
@@ -45,6 +47,8 @@ public final class PersistentStore: Sendable {
   /// let draft = try store.liveData("draft", default: "")
   /// ```
   /// - Parameter options: Retention and decode-failure policy (durability does not apply).
+  /// - Returns: A new, empty store, independent of every other in-memory store.
+  /// - Throws: A ``PersistentLiveDataError`` if SQLite cannot create the database (out of memory).
   public static func inMemory(options: StoreOptions = StoreOptions()) throws -> PersistentStore {
     try PersistentStore(inMemoryWith: options)
   }
@@ -76,6 +80,7 @@ public final class PersistentStore: Sendable {
   /// - Parameters:
   ///   - key: Any non-empty string up to 1 MiB of UTF-8, NUL bytes included.
   ///   - defaultValue: The value while nothing has been written.
+  /// - Returns: The live value of `key`, at the latest stored version or at version 0 with `defaultValue`.
   /// - Throws: ``PersistentLiveDataError/typeMismatch(key:existing:requested:)``,
   ///   ``PersistentLiveDataError/undecodable(key:version:reason:)`` (with the default
   ///   ``DecodeFailurePolicy/throwError``), ``PersistentLiveDataError/invalidKey(key:reason:)``,
@@ -103,6 +108,7 @@ public final class PersistentStore: Sendable {
   /// ```swift
   /// for key in try store.keys() { print(key) }
   /// ```
+  /// - Returns: The keys, sorted by their UTF-8 bytes; empty for a new store.
   /// - Throws: ``PersistentLiveDataError/storeClosed(path:)`` or a storage error.
   public func keys() throws -> [String] {
     try database.keys()
@@ -147,9 +153,15 @@ public final class PersistentStore: Sendable {
   /// Closes the file. Afterwards `set`, `update`, `liveData` and the other store calls throw
   /// ``PersistentLiveDataError/storeClosed(path:)``; live data keep their last value. Idempotent.
   ///
+  /// Closing also stops the polling for external changes and lets another `PersistentStore` of this
+  /// process open the file. Releasing the store and every live value it made has the same effect (each
+  /// ``PersistentLiveData`` keeps its store's file open).
+  ///
   /// ```swift
   /// try store.close()
   /// ```
+  /// - Throws: Nothing in this version: closing always succeeds. The signature leaves room for
+  ///   reporting a failed final checkpoint.
   public func close() throws {
     database.close()
   }
@@ -187,19 +199,28 @@ public final class PersistentStore: Sendable {
         try ValueCodec.decode(Value.self, from: row.payload, key: key, version: row.version), row.version
       )
     } catch {
+      let logger = options.logger
+      let metadata: Logger.Metadata = [
+        "key": "\(PersistentLiveDataError.quote(key))", "version": "\(row.version)", "error": "\(error)",
+      ]
       switch options.onUndecodable {
       case .throwError:
+        logger?.warning("Stored value does not decode", metadata: metadata)
         throw error
       case .useDefault:
+        logger?.warning("Stored value does not decode; starting from the default", metadata: metadata)
         return (defaultValue, row.version)
       case .lastDecodable:
         for older in try database.history(key: key, limit: nil).dropFirst() {
           if let value = try? ValueCodec.decode(
             Value.self, from: older.payload, key: key, version: older.version)
           {
+            logger?.warning(
+              "Stored value does not decode; starting from version \(older.version)", metadata: metadata)
             return (value, row.version)
           }
         }
+        logger?.warning("No stored version decodes; starting from the default", metadata: metadata)
         return (defaultValue, row.version)
       }
     }

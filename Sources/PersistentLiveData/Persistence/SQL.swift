@@ -11,14 +11,20 @@ enum SQL {
     SELECT version, written_at, payload FROM pld_values
     WHERE key = ? AND version > ? ORDER BY version DESC LIMIT ?
     """
-  static let keys = """
+  /// A common table `k(key)` of every distinct key, by a skip-scan over the primary key: one seek per
+  /// key, O(keys × log rows), whatever the length of the histories.
+  static let distinctKeys = """
     WITH RECURSIVE k(key) AS (
       SELECT min(key) FROM pld_values
       UNION ALL
       SELECT (SELECT min(key) FROM pld_values WHERE key > k.key) FROM k WHERE k.key IS NOT NULL
     )
-    SELECT key FROM k WHERE key IS NOT NULL
+
     """
+  static let keys =
+    distinctKeys + """
+      SELECT key FROM k WHERE key IS NOT NULL
+      """
   /// The latest row of every key by one pass over the table: O(rows), the fastest way for small files.
   /// (SQLite documents that with max(), the bare columns come from the row holding the maximum.)
   static let latestRowsByScan = """
@@ -26,16 +32,12 @@ enum SQL {
     """
   /// The latest row of every key by a skip-scan over the primary key: O(keys × log rows), so that long
   /// histories cost nothing at startup.
-  static let latestRowsBySkipScan = """
-    WITH RECURSIVE k(key) AS (
-      SELECT min(key) FROM pld_values
-      UNION ALL
-      SELECT (SELECT min(key) FROM pld_values WHERE key > k.key) FROM k WHERE k.key IS NOT NULL
-    )
-    SELECT v.key, v.version, v.written_at, v.payload FROM k
-    JOIN pld_values AS v ON v.key = k.key
-      AND v.version = (SELECT max(version) FROM pld_values WHERE key = k.key)
-    """
+  static let latestRowsBySkipScan =
+    distinctKeys + """
+      SELECT v.key, v.version, v.written_at, v.payload FROM k
+      JOIN pld_values AS v ON v.key = k.key
+        AND v.version = (SELECT max(version) FROM pld_values WHERE key = k.key)
+      """
   static let userTables = """
     SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'
     """

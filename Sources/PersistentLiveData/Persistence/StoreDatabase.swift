@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// The connection of one store and everything done with it.
 ///
@@ -29,10 +30,33 @@ final class StoreDatabase: @unchecked Sendable {
   init(path: String?, options: StoreOptions) throws {
     self.path = path
     self.options = options
-    let opened = try StoreOpener(path: path, options: options).openDatabase()
+    let started = ContinuousClock.now
+    let opened: StoreOpener.Opened
+    do {
+      opened = try StoreOpener(path: path, options: options).openDatabase()
+    } catch {
+      options.logger?.error(
+        "Store refused or failed to open", metadata: ["path": "\(path ?? ":memory:")", "error": "\(error)"])
+      throw error
+    }
     connection = opened.connection
     fileRegistration = opened.registration
     preloaded = opened.latestRows
+    if let logger = options.logger {
+      for migration in opened.appliedMigrations {
+        logger.notice(
+          "Applied migration",
+          metadata: [
+            "path": "\(displayPath)", "version": "\(migration.version)", "name": "\(migration.name)",
+          ])
+      }
+      logger.info(
+        "Opened store",
+        metadata: [
+          "path": "\(displayPath)", "keys": "\(opened.latestRows.count)",
+          "durability": "\(options.durability)", "milliseconds": "\(milliseconds(since: started))",
+        ])
+    }
     if path != nil, let interval = options.externalChangePollInterval, interval > .zero {
       lastDataVersion = (try? opened.connection.dataVersion()) ?? 0
       _ = try? opened.connection.setPragma("wal_autocheckpoint", Self.fallbackAutoCheckpointPages)
@@ -125,6 +149,11 @@ final class StoreDatabase: @unchecked Sendable {
       }
       return changed
     }
+    if !changed.isEmpty {
+      options.logger?.debug(
+        "Another connection committed; reloaded live keys",
+        metadata: ["path": "\(displayPath)", "keys": "\(changed.count)"])
+    }
     // Decoding is user code: done without the lock. A live value only ever moves to a newer version,
     // so a write of this process committed meanwhile is never undone.
     for (instance, row) in changed {
@@ -157,7 +186,14 @@ final class StoreDatabase: @unchecked Sendable {
         ContinuousClock.now - lastCommit >= Self.backgroundCheckpointPause
       else { return }
       commitsSinceCheckpoint = 0
-      _ = try? connection.walCheckpoint(.passive)
+      let started = ContinuousClock.now
+      let result = try? connection.walCheckpoint(.passive)
+      options.logger?.debug(
+        "Background checkpoint",
+        metadata: [
+          "path": "\(displayPath)", "frames": "\(result?.checkpointedFrames ?? -1)",
+          "milliseconds": "\(milliseconds(since: started))",
+        ])
     }
   }
 
@@ -203,6 +239,7 @@ final class StoreDatabase: @unchecked Sendable {
     publish: @escaping (Int64, Date) -> (() -> Void)?
   ) throws -> Int64 {
     var notification: (() -> Void)?
+    let started = ContinuousClock.now
     let written = try withConnection { connection -> Int64 in
       let writtenAt = Date()
       if let transaction {
@@ -227,8 +264,22 @@ final class StoreDatabase: @unchecked Sendable {
       notification = publish(version, writtenAt)
       return version
     }
+    if let logger = options.logger, ContinuousClock.now - started > options.slowWriteThreshold {
+      logger.warning(
+        "Slow write",
+        metadata: [
+          "path": "\(displayPath)", "key": "\(PersistentLiveDataError.quote(key))", "version": "\(written)",
+          "milliseconds": "\(milliseconds(since: started))",
+        ])
+    }
     notification?()
     return written
+  }
+
+  private func milliseconds(since start: ContinuousClock.Instant) -> String {
+    let elapsed = ContinuousClock.now - start
+    let value = Double(elapsed.components.seconds) * 1_000 + Double(elapsed.components.attoseconds) / 1e15
+    return String(format: "%.1f", value)
   }
 
   /// Inserts the next version of `key` inside the current write transaction, reading the newest version

@@ -22,22 +22,25 @@ struct StoreOpener {
     let connection: SQLiteConnection
     let registration: OpenFileRegistration?
     let latestRows: [String: StoredRow]
+    /// The migrations this open applied (empty for an up-to-date file).
+    let appliedMigrations: [Migration]
   }
 
   func openDatabase() throws -> Opened {
     guard let path else {
       let connection = try map { try SQLiteConnection(path: ":memory:", mode: .memory) }
-      try configure(connection, path: ":memory:")
-      return Opened(connection: connection, registration: nil, latestRows: [:])
+      let applied = try configure(connection, path: ":memory:")
+      return Opened(connection: connection, registration: nil, latestRows: [:], appliedMigrations: applied)
     }
     try prepareFile(at: path)
     let registration = try OpenFileRegistration(path: path)
     let connection = try map(path: path) { try SQLiteConnection(path: path, mode: .readWrite) }
     do {
       try validateContents(of: connection, path: path)
-      try configure(connection, path: path)
+      let applied = try configure(connection, path: path)
       let rows = try map(path: path) { try Self.readLatestRows(connection) }
-      return Opened(connection: connection, registration: registration, latestRows: rows)
+      return Opened(
+        connection: connection, registration: registration, latestRows: rows, appliedMigrations: applied)
     } catch {
       connection.close()
       throw error
@@ -119,7 +122,7 @@ struct StoreOpener {
   }
 
   /// WAL, `synchronous` from the durability option, the busy timeout, then migrations.
-  private func configure(_ connection: SQLiteConnection, path: String) throws {
+  private func configure(_ connection: SQLiteConnection, path: String) throws -> [Migration] {
     try map(path: path) {
       try connection.busyTimeout(options.busyTimeoutMilliseconds)
       if path != ":memory:" {
@@ -132,7 +135,7 @@ struct StoreOpener {
       _ = try connection.setPragma("synchronous", options.durability == .full ? "FULL" : "NORMAL")
     }
     do {
-      try Migrator().migrate(connection)
+      return try Migrator().migrate(connection)
     } catch let error as MigrationError {
       switch error {
       case .schemaTooNew(let found, let supported):

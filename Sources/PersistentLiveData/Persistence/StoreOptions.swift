@@ -1,3 +1,5 @@
+public import Logging
+
 /// How a ``PersistentStore`` writes and reads its file.
 ///
 /// ```swift
@@ -7,22 +9,80 @@
 /// ```
 public struct StoreOptions: Sendable {
   /// How hard each commit works to survive a crash. Default ``Durability/full``.
+  ///
+  /// ```swift
+  /// var options = StoreOptions()
+  /// options.durability = .normal   // faster commits; flush() before a planned shutdown
+  /// ```
   public var durability: Durability
   /// How many versions of each key are kept. Default ``HistoryRetention/all``.
+  ///
+  /// Retention is a setting of the store object, not of the file: it applies to the writes of the store
+  /// opened with it and to what its ``PersistentLiveData/history(limit:)`` shows.
+  ///
+  /// ```swift
+  /// var options = StoreOptions()
+  /// options.retention = .last(20)
+  /// ```
   public var retention: HistoryRetention
   /// What ``PersistentStore/liveData(_:default:)`` does when the stored value no longer decodes.
   /// Default ``DecodeFailurePolicy/throwError``.
+  ///
+  /// ```swift
+  /// var options = StoreOptions()
+  /// options.onUndecodable = .lastDecodable
+  /// ```
   public var onUndecodable: DecodeFailurePolicy
   /// How long a write waits for another process's write lock before failing with
   /// ``PersistentLiveDataError/busy(path:)``, in milliseconds. Default 5,000.
+  ///
+  /// ```swift
+  /// var options = StoreOptions()
+  /// options.busyTimeoutMilliseconds = 500   // fail fast in an interactive tool
+  /// ```
   public var busyTimeoutMilliseconds: Int
   /// Whether opening a file runs SQLite's `PRAGMA quick_check` first, so that a damaged file is refused
   /// at once instead of failing later. Costs about 0.1 s per 50 MB. Default `true`.
+  ///
+  /// ```swift
+  /// var options = StoreOptions()
+  /// options.verifiesIntegrityOnOpen = false   // a very large store, checked by other means
+  /// ```
   public var verifiesIntegrityOnOpen: Bool
   /// How often the store checks whether another connection or process committed to its file
   /// (`PRAGMA data_version`, about 5 µs a check). Changed keys are reloaded and their observers notified.
   /// `nil` turns the check off. Default 50 ms.
+  ///
+  /// The same background timer also checkpoints the WAL once this store's writes pause; with `nil`,
+  /// SQLite's automatic checkpoint does that work instead. In-memory stores never poll.
+  ///
+  /// ```swift
+  /// var options = StoreOptions()
+  /// options.externalChangePollInterval = .milliseconds(250)   // or nil: no other writer
+  /// ```
   public var externalChangePollInterval: Duration?
+  /// Where the store reports what happens to it: opening (info; a refused or failed open: error),
+  /// migrations applied (notice),
+  /// stored values that no longer decode and the fallback taken (warning), writes slower than
+  /// ``slowWriteThreshold`` (warning), versions arriving from other processes and background checkpoints
+  /// (debug). `nil` (the default) logs nothing; the library never prints.
+  ///
+  /// ```swift
+  /// var options = StoreOptions()
+  /// options.logger = Logger(label: "com.example.state")
+  /// ```
+  public var logger: Logger?
+  /// Writes slower than this are logged as warnings (when a ``logger`` is set). Default 100 ms.
+  ///
+  /// The time measured is the write without the encoding: waiting for the store's lock and SQLite's
+  /// write lock, the insert and the commit with its sync.
+  ///
+  /// ```swift
+  /// var options = StoreOptions()
+  /// options.logger = Logger(label: "com.example.state")
+  /// options.slowWriteThreshold = .milliseconds(20)
+  /// ```
+  public var slowWriteThreshold: Duration
 
   /// Creates options; every parameter has the safe default.
   ///
@@ -43,6 +103,8 @@ public struct StoreOptions: Sendable {
     self.busyTimeoutMilliseconds = 5_000
     self.verifiesIntegrityOnOpen = true
     self.externalChangePollInterval = .milliseconds(50)
+    self.logger = nil
+    self.slowWriteThreshold = .milliseconds(100)
   }
 }
 
@@ -58,8 +120,17 @@ public struct StoreOptions: Sendable {
 /// ```
 public enum Durability: Sendable {
   /// `PRAGMA synchronous=FULL` in WAL mode: every commit is synced before `set` returns.
+  ///
+  /// ```swift
+  /// let store = try PersistentStore(path: path, options: StoreOptions(durability: .full))
+  /// ```
   case full
   /// `PRAGMA synchronous=NORMAL` in WAL mode: syncs at checkpoints only; several times faster.
+  ///
+  /// ```swift
+  /// let store = try PersistentStore(path: path, options: StoreOptions(durability: .normal))
+  /// try store.flush()   // everything committed so far is now durable
+  /// ```
   case normal
 }
 
@@ -72,9 +143,17 @@ public enum Durability: Sendable {
 /// ```
 public enum HistoryRetention: Sendable, Equatable {
   /// Keep every version.
+  ///
+  /// ```swift
+  /// StoreOptions(retention: .all)   // the default
+  /// ```
   case all
   /// Keep the newest `n` versions of each key (at least 1). Older rows are deleted in batches, so a
   /// few more may stay on disk for a while; they are no longer visible through the API.
+  ///
+  /// ```swift
+  /// StoreOptions(retention: .last(50))   // .last(0) keeps 1: the latest is never deleted
+  /// ```
   case last(Int)
 
   /// The number of versions kept per key, or nil for all.
@@ -94,10 +173,34 @@ public enum HistoryRetention: Sendable, Equatable {
 /// ```
 public enum DecodeFailurePolicy: Sendable {
   /// ``PersistentStore/liveData(_:default:)`` throws ``PersistentLiveDataError/undecodable(key:version:reason:)``.
+  ///
+  /// The default: nothing starts until the type can read the stored value again.
+  ///
+  /// ```swift
+  /// do {
+  ///   settings = try store.liveData("settings", default: Settings())
+  /// } catch PersistentLiveDataError.undecodable(let key, let version, let reason) {
+  ///   report("\(key) v\(version): \(reason)")
+  /// }
+  /// ```
   case throwError
   /// Start from the default value; the stored rows stay as they are and the next `set` writes the next
   /// version.
+  ///
+  /// The live value's ``LiveData/version`` is still the newest stored version, so the next `set` writes
+  /// the version after it.
+  ///
+  /// ```swift
+  /// let store = try PersistentStore(path: path, options: StoreOptions(onUndecodable: .useDefault))
+  /// ```
   case useDefault
   /// Start from the newest version that still decodes (or the default if none does).
+  ///
+  /// The live value's ``LiveData/version`` is still the newest stored version, so the next `set` writes
+  /// the version after it.
+  ///
+  /// ```swift
+  /// let store = try PersistentStore(path: path, options: StoreOptions(onUndecodable: .lastDecodable))
+  /// ```
   case lastDecodable
 }

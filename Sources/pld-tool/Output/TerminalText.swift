@@ -1,4 +1,5 @@
 import Foundation
+import PersistentLiveData
 
 /// Makes text from a store safe to print on a terminal.
 ///
@@ -6,50 +7,22 @@ import Foundation
 /// terminal would execute, newlines that forge output lines, and bidirectional overrides that reorder
 /// what is displayed. Human output shows every such character as a visible escape instead.
 enum TerminalText {
-  /// Whether `scalar` must never reach a terminal raw: C0 and C1 controls, DEL, format characters
-  /// (bidirectional overrides, zero-width characters) and the Unicode line and paragraph separators.
-  static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
-    switch scalar.properties.generalCategory {
-    case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .unassigned:
-      return true
-    default:
-      return false
-    }
-  }
+  /// Whether `scalar` must never reach a terminal raw (see `EscapedText.isUnsafe`).
+  static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool { EscapedText.isUnsafe(scalar) }
 
   /// `text` with backslashes doubled and unsafe characters escaped Swift-style (`\n`, `\t`, `\u{1B}`).
   ///
   /// ```swift
   /// TerminalText.escaped("a\u{1B}[31mb")   // a\u{1B}[31mb (as visible characters)
   /// ```
-  static func escaped(_ text: String) -> String {
-    var result = ""
-    result.reserveCapacity(text.utf8.count)
-    for scalar in text.unicodeScalars {
-      switch scalar {
-      case "\\": result += "\\\\"
-      case "\n": result += "\\n"
-      case "\r": result += "\\r"
-      case "\t": result += "\\t"
-      default:
-        if isUnsafe(scalar) {
-          result += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
-        } else {
-          result.unicodeScalars.append(scalar)
-        }
-      }
-    }
-    return result
-  }
+  static func escaped(_ text: String) -> String { EscapedText.escaped(text) }
 
   /// `text` in double quotes, escaped as ``escaped(_:)`` with quotes escaped too.
   ///
   /// ```swift
   /// TerminalText.quoted("say \"hi\"\n")   // "say \"hi\"\n"
   /// ```
-  static func quoted(_ text: String) -> String {
-    "\"" + escaped(text).replacingOccurrences(of: "\"", with: "\\\"") + "\""
-  }
+  static func quoted(_ text: String) -> String { EscapedText.quoted(text) }
 
   /// A key as shown in tables and headings: as is when it is plain (letters, digits and
   /// `. _ - / : @ + #`), quoted and escaped otherwise, so that spaces, quotes and control characters

@@ -1,3 +1,4 @@
+import PersistentLiveData
 import Synchronization
 
 #if canImport(Glibc)
@@ -32,7 +33,7 @@ final class Console: Sendable {
   }
 
   private let destination: Destination
-  private let state = Mutex(State())
+  private let state = Locked(State())
   private let stopFlag = Atomic<Bool>(false)
   /// Whether progress may be drawn on standard error.
   let isErrorTerminal: Bool

@@ -87,11 +87,7 @@ import Testing
     #expect(task.isCancelled)
   }
 
-  @Test(
-    .disabled(
-      if: isRunningUnderThreadSanitizer,
-      "Contended Synchronization.Mutex is a TSan false positive on Linux; see isRunningUnderThreadSanitizer"))
-  func insertAndDisposeFromManyThreadsCancelEverythingOnce() async {
+  @Test func insertAndDisposeFromManyThreadsCancelEverythingOnce() async {
     let bag = DisposeBag()
     let perThread = 500
     let threadCount = 4

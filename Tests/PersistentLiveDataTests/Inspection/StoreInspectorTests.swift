@@ -142,7 +142,7 @@ import Testing
     #expect(future.description == "Version 9 of key \"a\" in \"\(path)\" does not exist; the latest is 4.")
     #expect(
       InspectionError.unknownKey(path: "x.db", key: "\u{1B}[2J").description
-        == "Key \"\\u{1b}[2J\" is not stored in \"x.db\".")
+        == "Key \"\\u{1B}[2J\" is not stored in \"x.db\".")
   }
 
   @Test func verifyFindsDamagedPayloadsAndGaps() throws {

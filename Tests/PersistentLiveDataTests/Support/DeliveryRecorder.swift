@@ -1,4 +1,3 @@
-import Synchronization
 import Testing
 
 /// Records the values an observer receives so a test can assert the exact sequence.
@@ -23,7 +22,7 @@ final class DeliveryRecorder<Value: Sendable & Equatable>: Sendable {
     var pending: [Value] = []
   }
 
-  private let state = Mutex(State())
+  private let state = Locked(State())
   private let createdAt: SourceLocation
 
   init(sourceLocation: SourceLocation = #_sourceLocation) {

@@ -160,7 +160,7 @@ import Testing
     let missing = try run(["get", path, key + "!"])
     #expect(
       missing.stderr
-        == #"Error: Key "x\u{1b}[31m\"; DROP TABLE pld_values; --\nfake line!" is not stored in ""# + path
+        == #"Error: Key "x\u{1B}[31m\"; DROP TABLE pld_values; --\nfake line!" is not stored in ""# + path
         + "\".\n")
     #expect(try run(["get", path, key]).stdout == #""\u001b]0;title\u0007""# + "\n")
     let json = try #require(try run(["keys", path, "--json"]).json() as? [[String: Any]])

@@ -61,7 +61,7 @@ import Glibc
 
     // An application writing as fast as it can for the whole run.
     let writerDone = Atomic<Bool>(false)
-    let writerError = Mutex<String?>(nil)
+    let writerError = Locked<String?>(nil)
     let writes = Atomic<Int>(0)
     let writer = Thread {
       while !writerDone.load(ordering: .acquiring) {

@@ -1,6 +1,5 @@
 import Foundation
 import PersistentLiveData
-import Synchronization
 import Testing
 
 @testable import pld_tool
@@ -13,7 +12,7 @@ import Testing
   ) throws -> CommandResult {
     let console = Console.capturing()
     let finished = DispatchSemaphore(value: 0)
-    let status = Mutex<Int32>(-1)
+    let status = Locked<Int32>(-1)
     let thread = Thread {
       status.withLock { $0 = PLDTool.execute(arguments, console: console) }
       finished.signal()
