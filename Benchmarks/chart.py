@@ -75,7 +75,7 @@ def main(arguments):
                 positions = [p + (index - (len(present) - 1) / 2) * width for p in range(len(PERCENTILES))]
                 bars = axis.bar(positions, heights, width, label=label, color=color)
                 axis.bar_label(bars, labels=[f"{h:,.0f}" if h >= 10 else f"{h:.1f}" for h in heights],
-                               fontsize=6, padding=1)
+                               fontsize=5.5, padding=1)
             axis.set_yscale("log")
             axis.yaxis.set_major_formatter(ticker.FuncFormatter(lambda y, _: f"{y:,.0f}"))
             axis.yaxis.set_minor_formatter(ticker.NullFormatter())
