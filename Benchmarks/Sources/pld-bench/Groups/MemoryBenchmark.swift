@@ -83,7 +83,9 @@ struct MemoryBenchmark {
 
   /// Runs `pld-bench --memory-probe PROBE PATH` and reads its report.
   private static func spawn(_ probe: Probe, path: String) throws -> ProbeReport {
-    let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+    let executable =
+      (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+      ?? Bundle.main.executablePath ?? CommandLine.arguments[0]
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = ["--memory-probe", probe.rawValue, path]
