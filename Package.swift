@@ -59,7 +59,9 @@ let package = Package(
     ),
     .testTarget(
       name: "PersistentLiveDataTests",
-      dependencies: ["PersistentLiveData", "PersistentLiveDataTesting", "pld-test-child", "pld-tool"],
+      dependencies: [
+        "PersistentLiveData", "PersistentLiveDataTesting", "pld-test-child", "pld-tool", "pld-todo",
+      ],
       swiftSettings: swiftSettings
     ),
     // A small program the tests run as a separate process: concurrent writers, crash targets.
