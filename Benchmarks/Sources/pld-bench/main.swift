@@ -43,6 +43,9 @@ do {
   if options.runs("restore") { try RestoreBenchmark(quick: options.quick, scratch: scratch).run(report) }
   if options.runs("history") { try HistoryBenchmark(quick: options.quick, scratch: scratch).run(report) }
   if options.runs("retention") { try RetentionBenchmark(quick: options.quick, scratch: scratch).run(report) }
+  if options.runs("checkpoint") {
+    try CheckpointBenchmark(quick: options.quick, scratch: scratch).run(report)
+  }
   if options.runs("memory") { try MemoryBenchmark(quick: options.quick, scratch: scratch).run(report) }
   if options.runs("idle") { try IdleBenchmark(quick: options.quick, scratch: scratch).run(report) }
   Goals(report: report, quick: options.quick).print(report)

@@ -16,7 +16,8 @@ struct Options {
   var memoryProbe: (probe: MemoryBenchmark.Probe, path: String)?
 
   static let groupNames = [
-    "delivery", "registration", "set", "encoding", "restore", "history", "retention", "memory", "idle",
+    "delivery", "registration", "set", "encoding", "restore", "history", "retention", "checkpoint", "memory",
+    "idle",
   ]
 
   static let usage = """
