@@ -61,7 +61,7 @@ let package = Package(
       name: "PersistentLiveDataTests",
       dependencies: [
         "PersistentLiveData", "PersistentLiveDataTesting", "PLDCrashSim", "PLDFuzzHarness", "pld-test-child",
-        "pld-tool",
+        "pld-tool", "pld-todo",
       ],
       swiftSettings: swiftSettings
     ),

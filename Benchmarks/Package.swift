@@ -12,7 +12,11 @@ let package = Package(
   name: "PersistentLiveDataBenchmarks",
   platforms: [.macOS(.v15)],
   dependencies: [
-    .package(name: "PersistentLiveData", path: libraryPath)
+    .package(name: "PersistentLiveData", path: libraryPath),
+    // A contender of the set benchmark (issue 7), never a dependency of the library itself. On Linux it
+    // links the system libsqlite3 through its own system-library target (module GRDBSQLite), like
+    // the library (PLDSQLite3) and the raw baseline (PLDBenchSQLite3): one SQLite in the process.
+    .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
   ],
   targets: [
     // The system libsqlite3 for the raw baseline, under a module name no other package uses.
@@ -27,6 +31,7 @@ let package = Package(
       dependencies: [
         "PLDBenchSQLite3",
         .product(name: "PersistentLiveData", package: "PersistentLiveData"),
+        .product(name: "GRDB", package: "GRDB.swift"),
       ],
       swiftSettings: [
         .enableUpcomingFeature("ExistentialAny"),

@@ -15,6 +15,11 @@ struct Profile: Codable, Sendable, Equatable {
       id: 100_000 + index, name: "Ada Lovelace", email: "ada.l@example.com",
       isActive: index.isMultiple(of: 2), score: 90 + Double(index % 100) / 10, tags: ["admin", "beta"])
   }
+
+  /// The same fields as a Foundation property list, for `JSONSerialization` (the encoding benchmark).
+  var jsonObject: [String: Any] {
+    ["id": id, "name": name, "email": email, "isActive": isActive, "score": score, "tags": tags]
+  }
 }
 
 /// The large value: a catalog of profiles, about 10 KB of JSON, where encoding dominates a write.
@@ -27,6 +32,11 @@ struct Catalog: Codable, Sendable, Equatable {
     Catalog(
       revision: index, title: "Team directory",
       entries: (0..<82).map { Profile.sample(index &* 131 &+ $0) })
+  }
+
+  /// The same fields as a Foundation property list, for `JSONSerialization` (the encoding benchmark).
+  var jsonObject: [String: Any] {
+    ["revision": revision, "title": title, "entries": entries.map(\.jsonObject)]
   }
 }
 
@@ -49,3 +59,5 @@ struct ValueCycle<Value> {
     (try? RawVersionedStore.makeEncoder().encode(values[0]).count) ?? 0
   }
 }
+
+extension ValueCycle: Sendable where Value: Sendable {}

@@ -14,6 +14,16 @@ if options.help {
   print(Options.usage)
   exit(0)
 }
+if let (probe, path) = options.memoryProbe {
+  // The child process of the memory benchmark: its peak RSS must be this work's alone.
+  do {
+    try MemoryBenchmark.probe(probe, path: path)
+    exit(0)
+  } catch {
+    FileHandle.standardError.write(Data("pld-bench --memory-probe: \(error)\n".utf8))
+    exit(1)
+  }
+}
 
 var run = RunInfo(options: options)
 print("# PersistentLiveData benchmark\n")
@@ -29,9 +39,16 @@ do {
   if options.runs("registration") { try await RegistrationBenchmark(quick: options.quick).run(report) }
   let scratch = try ScratchDirectory()
   if options.runs("set") { try SetBenchmark(quick: options.quick, scratch: scratch).run(report) }
+  if options.runs("encoding") { try EncodingBenchmark(quick: options.quick, scratch: scratch).run(report) }
   if options.runs("restore") { try RestoreBenchmark(quick: options.quick, scratch: scratch).run(report) }
   if options.runs("history") { try HistoryBenchmark(quick: options.quick, scratch: scratch).run(report) }
   if options.runs("retention") { try RetentionBenchmark(quick: options.quick, scratch: scratch).run(report) }
+  if options.runs("checkpoint") {
+    try CheckpointBenchmark(quick: options.quick, scratch: scratch).run(report)
+  }
+  if options.runs("memory") { try MemoryBenchmark(quick: options.quick, scratch: scratch).run(report) }
+  if options.runs("idle") { try IdleBenchmark(quick: options.quick, scratch: scratch).run(report) }
+  Goals(report: report, quick: options.quick).print(report)
 } catch {
   FileHandle.standardError.write(Data("pld-bench: \(error)\n".utf8))
   exit(1)

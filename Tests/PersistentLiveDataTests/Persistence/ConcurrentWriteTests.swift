@@ -5,7 +5,7 @@ import Testing
 
 extension Persistence {
   /// `set` and `update` from several real threads at once: every write is a version, none is lost.
-  @Suite(.timeLimit(.minutes(1))) struct ConcurrentWriteTests {
+  @Suite(.timeLimit(.minutes(3))) struct ConcurrentWriteTests {
     @Test func fourThreadsTimesTwoHundredSetsGiveEightHundredGapFreeVersions() throws {
       let folder = try TestDirectory()
       let path = folder.file()

@@ -45,7 +45,13 @@ final class RawVersionedStore {
   /// Encodes `value` and commits it as the next version of `key`; returns that version.
   @discardableResult
   func set<Value: Encodable>(_ value: Value, key: String) throws -> Int64 {
-    let payload = try encoder.encode(value)
+    try set(payload: encoder.encode(value), key: key)
+  }
+
+  /// Commits an already encoded JSON `payload` as the next version of `key`: the cost of the write
+  /// without the encoding. Returns that version.
+  @discardableResult
+  func set(payload: Data, key: String) throws -> Int64 {
     try begin.run()
     do {
       try latestVersion.bind(key, at: 1)

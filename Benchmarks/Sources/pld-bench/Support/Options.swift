@@ -12,8 +12,13 @@ struct Options {
   var groups: Set<String> = []
   /// Print the usage and do nothing else.
   var help = false
+  /// Internal: run as the child process of the memory benchmark (`--memory-probe KIND PATH`).
+  var memoryProbe: (probe: MemoryBenchmark.Probe, path: String)?
 
-  static let groupNames = ["delivery", "registration", "set", "restore", "history", "retention"]
+  static let groupNames = [
+    "delivery", "registration", "set", "encoding", "restore", "history", "retention", "checkpoint", "memory",
+    "idle",
+  ]
 
   static let usage = """
     usage: pld-bench [--quick] [--json PATH] [--only GROUP]...
@@ -40,6 +45,11 @@ struct Options {
       case "--json":
         guard let path = remaining.next() else { throw UsageError(description: "--json needs a path") }
         options.jsonPath = path
+      case "--memory-probe":
+        guard let kind = remaining.next().flatMap(MemoryBenchmark.Probe.init(rawValue:)),
+          let path = remaining.next()
+        else { throw UsageError(description: "--memory-probe needs none|library|raw and a path") }
+        options.memoryProbe = (kind, path)
       case "--only":
         guard let group = remaining.next(), groupNames.contains(group) else {
           throw UsageError(description: "--only needs one of: \(groupNames.joined(separator: ", "))")

@@ -10,6 +10,8 @@ struct RunInfo: Encodable {
   let processors: Int
   let cpuModel: String
   let sqliteVersion: String
+  /// The SQLite GRDB runs on (`SELECT sqlite_version()` through GRDB).
+  let grdbSQLiteVersion: String
   let kernel: String
   var peakResidentMegabytes: Double?
 
@@ -27,6 +29,7 @@ struct RunInfo: Encodable {
     processors = ProcessInfo.processInfo.activeProcessorCount
     cpuModel = Self.cpuModel() ?? "unknown"
     sqliteVersion = RawDatabase.libraryVersion
+    grdbSQLiteVersion = GRDBVersionedStore.sqliteVersion
     kernel = ProcessInfo.processInfo.operatingSystemVersionString
   }
 
@@ -38,7 +41,7 @@ struct RunInfo: Encodable {
       "executable: \(CommandLine.arguments.first ?? "pld-bench") (\(build) build)",
       "machine:    \(processors) processors (nproc), \(cpuModel)",
       "system:     \(kernel)",
-      "SQLite:     \(sqliteVersion) (sqlite3_libversion)",
+      "SQLite:     \(sqliteVersion) (sqlite3_libversion); GRDB 7.10.0 runs on SQLite \(grdbSQLiteVersion)",
       "mode:       \(quick ? "quick (tiny sizes, a check that everything runs; not a measurement)" : "full")",
     ]
   }
@@ -70,4 +73,14 @@ func residentMegabytes() -> Double? {
   let fields = statm.split(separator: " ")
   guard fields.count > 1, let pages = Double(fields[1]) else { return nil }
   return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
+}
+
+/// The peak resident set size of this process's address space (`VmHWM` in `/proc/self/status`) in
+/// megabytes, or nil where that file does not exist. Unlike `ru_maxrss` it starts anew at `exec`.
+func peakResidentMegabytesOfAddressSpace() -> Double? {
+  guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+  guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return nil }
+  let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+  guard fields.count >= 2, let kilobytes = Double(fields[1]) else { return nil }
+  return kilobytes / 1_024
 }

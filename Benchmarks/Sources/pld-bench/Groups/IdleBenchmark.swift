@@ -1,0 +1,86 @@
+import Foundation
+import PersistentLiveData
+
+/// Issue 7: what an idle store costs. A store with 100 live keys (each with a `PersistentLiveData` and
+/// an observer) is left alone for 5 s (3 s in quick mode) while the main thread sleeps; the CPU time the
+/// process used meanwhile (`getrusage`, user + system, all threads) is the cost of the external-change
+/// polling (`PRAGMA data_version` every 50 ms by default). The same with the polling turned off is the
+/// floor of an idle process (full mode only).
+@MainActor
+struct IdleBenchmark {
+  let quick: Bool
+  let scratch: ScratchDirectory
+
+  private var seconds: Double { quick ? 3 : 5 }
+  private let keys = 100
+
+  /// Counts the callbacks: an idle store must deliver nothing.
+  private final class Sink {
+    var calls = 0
+  }
+
+  func run(_ report: Report) throws {
+    var contenders: [(label: String, name: String, interval: Duration?)] = [
+      ("polling every 50 ms (default)", "poll 50ms", .milliseconds(50))
+    ]
+    if !quick { contenders.append(("polling off (externalChangePollInterval = nil)", "poll off", nil)) }
+
+    var section = Section(
+      "Idle: a store with \(keys) live keys, nothing written for \(Format.value(seconds)) s (issue 7)",
+      header: ["store", "CPU ms", "% of one core", "CPU µs per poll", "polls expected"])
+    try interleave(rounds: 1, contenders: contenders.count) { _, index in
+      let contender = contenders[index]
+      let path = try scratch.freshFile("idle.db")
+      var options = StoreOptions()
+      options.externalChangePollInterval = contender.interval
+      let store = try PersistentStore(path: path, options: options)
+      try store.transaction {
+        for key in 0..<keys { try store.liveData("key.\(key)", default: 0).set(key) }
+      }
+      let sink = Sink()
+      let live = try (0..<keys).map { key in
+        let liveData = try store.liveData("key.\(key)", default: 0)
+        liveData.observeForever(receiveCurrent: false) { _ in sink.calls += 1 }
+        return liveData
+      }
+
+      let before = cpuSeconds()
+      let start = MonotonicClock.now()
+      Thread.sleep(forTimeInterval: seconds)
+      let wall = MonotonicClock.nanoseconds(since: start) / 1e9
+      let cpu = cpuSeconds() - before
+      try BenchmarkError.expect(sink.calls == 0, "an idle store delivered \(sink.calls) values")
+      withExtendedLifetime(live) {}
+      try store.close()
+      scratch.remove(database: path)
+
+      let percent = 100 * cpu / wall
+      let polls = contender.interval.map {
+        wall / (Double($0.components.attoseconds) / 1e18 + Double($0.components.seconds))
+      }
+      section.add(
+        contender.label, Format.value(cpu * 1_000), Format.value(percent),
+        polls.map { Format.value(cpu * 1e6 / $0) } ?? "", polls.map { Format.count(Int($0.rounded())) } ?? "")
+      report.record("idle", contender.name, "cpuMilliseconds", cpu * 1_000, unit: "ms")
+      report.record("idle", contender.name, "percentOfOneCore", percent, unit: "%")
+      if let polls { report.record("idle", contender.name, "cpuPerPoll", cpu * 1e6 / polls, unit: "us") }
+    }
+    section.notes = [
+      "CPU time of the whole process (getrusage RUSAGE_SELF, user + system) while the main thread sleeps; the",
+      "per-poll column divides it by the polls the interval implies. Default StoreOptions otherwise (.full).",
+    ]
+    report.print(section)
+  }
+
+  /// User + system CPU seconds of this process, all threads.
+  private func cpuSeconds() -> Double {
+    var usage = rusage()
+    #if os(Linux)
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    #else
+    getrusage(RUSAGE_SELF, &usage)
+    #endif
+    func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+  }
+}

@@ -1,0 +1,128 @@
+/// The performance goals of issues 2, 3 and 7, checked against the figures of this run: the last table
+/// of a run. Only printed — a missed goal never fails the run (timing is noisy; CI checks nothing here).
+struct Goals {
+  let report: Report
+  /// A quick run measures nothing: its figures are shown, but registration growth at tiny sizes is not.
+  let quick: Bool
+
+  /// One goal: `figure` must be below `target` (or above, for `atLeast`).
+  private struct Goal {
+    let issue: String
+    let goal: String
+    let figure: Double?
+    let target: Double
+    let unit: String
+    var detail = ""
+
+    var status: String {
+      guard let figure, figure.isFinite else { return "not measured" }
+      if figure <= target { return "meets" }
+      return "misses by \(Format.value(100 * (figure / target - 1)))%"
+    }
+  }
+
+  private func value(_ group: String, _ name: String, _ metric: String) -> Double? {
+    report.metrics.last { $0.group == group && $0.case == name && $0.metric == metric }?.value
+  }
+
+  /// The `set` cases of the library (`library 115 B full`…), in the order they ran.
+  private var librarySetCases: [String] {
+    var seen: [String] = []
+    for metric in report.metrics where metric.group == "set" && metric.case.hasPrefix("library ") {
+      if !seen.contains(metric.case) { seen.append(metric.case) }
+    }
+    return seen
+  }
+
+  private var goals: [Goal] {
+    var goals: [Goal] = []
+    goals.append(
+      Goal(
+        issue: "2, 7", goal: "delivery per observer at fan-out 1,000",
+        figure: value("delivery", "fan-out 1,000", "liveDataPerObserver"), target: 50, unit: "ns"))
+    for operation in RegistrationBenchmark.Operation.allCases {
+      goals.append(
+        Goal(
+          issue: "2", goal: "\(operation.label): cost at 10,000 / at 1,000 (linear)",
+          figure: value("registration", operation.key, "growth").flatMap { quick ? nil : $0 },
+          target: 1.5, unit: "x"))
+    }
+    for name in librarySetCases {
+      let size = String(name.dropFirst("library ".count))
+      let full = name.hasSuffix(" full")
+      let time = value("set", name, "timeRatio")
+      let p50 = value("set", name, "p50Ratio").map { "p50 ratio \(Format.ratio($0))" } ?? ""
+      goals.append(
+        Goal(
+          issue: "3", goal: "set \(size) / raw (time ratio)", figure: time, target: full ? 1.2 : 1.3,
+          unit: "x",
+          detail: p50))
+      goals.append(
+        Goal(
+          issue: "7", goal: "set \(size) / raw (time ratio)", figure: time, target: 1.1, unit: "x",
+          detail: p50))
+      let toGRDB = value("set", name, "timeRatioToGRDB")
+      let p50ToGRDB = value("set", name, "p50RatioToGRDB").map { "p50 ratio \(Format.ratio($0))" } ?? ""
+      goals.append(
+        Goal(
+          issue: "7", goal: "set \(size) / GRDB Codable record (time ratio)", figure: toGRDB, target: 0.5,
+          unit: "x", detail: p50ToGRDB))
+      if !full {
+        goals.append(
+          Goal(
+            issue: "7", goal: "set \(size) p99.9", figure: value("set", name, "p99.9"), target: 200,
+            unit: "µs"))
+      }
+    }
+    goals.append(
+      Goal(
+        issue: "3", goal: "restore 5,000 keys / raw",
+        figure: value("restore", "library 5000 keys", "ratioToRaw"),
+        target: 1.5, unit: "x"))
+    goals.append(
+      Goal(
+        issue: "7", goal: "restore 5,000 keys / raw",
+        figure: value("restore", "library 5000 keys", "ratioToRaw"),
+        target: 1.1, unit: "x",
+        detail: value("restore", "libraryWithoutCheck 5000 keys", "ratioToRaw").map {
+          "without quick_check \(Format.ratio($0))"
+        } ?? ""))
+    goals.append(
+      Goal(
+        issue: "3, 7", goal: "set with 1,000,000 history rows / 0 rows (time ratio)",
+        figure: value("history", "1000000 rows", "timeRatio"), target: 1.05, unit: "x",
+        detail: value("history", "1000000 rows", "p50Ratio").map { "p50 ratio \(Format.ratio($0))" } ?? ""))
+    goals.append(
+      Goal(
+        issue: "7", goal: "retention .last(100) / .all (time ratio)",
+        figure: value("retention", "last(100)", "timeRatio"), target: 1.06, unit: "x"))
+    let fileSize = value("memory", "1000000 rows", "fileSize")
+    goals.append(
+      Goal(
+        issue: "7", goal: "peak RSS for 1M history rows over an empty process",
+        figure: value("memory", "library 1000000 rows", "peakOverEmpty"), target: (fileSize ?? .nan) / 10,
+        unit: "MB", detail: "target: < 1/10 of the \(Format.value(fileSize ?? .nan)) MB file (loads no rows)")
+    )
+    return goals
+  }
+
+  func print(_ report: Report) {
+    var section = Section(
+      "Goals (issues 2, 3, 7): this run's figures" + (quick ? " — quick mode, not a measurement" : ""),
+      header: ["issue", "goal", "figure", "target", "status", "also"])
+    for goal in goals {
+      let figure = goal.figure.map {
+        goal.unit == "x" ? Format.ratio($0) : "\(Format.value($0)) \(goal.unit)"
+      }
+      let target =
+        goal.unit == "x" ? "≤ \(Format.ratio(goal.target))" : "< \(Format.value(goal.target)) \(goal.unit)"
+      section.add(goal.issue, goal.goal, figure ?? "-", target, goal.status, goal.detail)
+    }
+    section.notes = [
+      "Issue 7 also asks for the idle CPU of the polling, the encoding question and the comparison with an",
+      "atomic file write: see their tables. Registration: ≤ 1.5x counts as linear (quadratic would be ~10x).",
+      "No goal ever fails a run.",
+    ]
+    report.print(section)
+  }
+}
