@@ -57,6 +57,11 @@ struct StoreOpener {
   /// Refuses symbolic links and files that are not SQLite; creates a missing file (0600) and its
   /// missing folders (0700).
   private func prepareFile(at path: String) throws {
+    // SQLite opens the -wal and -shm with O_NOFOLLOW too, but reports a planted link only as "unable to
+    // open database file": name it.
+    for companion in [path + "-wal", path + "-shm"] where DatabaseFile.isSymbolicLink(path: companion) {
+      throw PersistentLiveDataError.symbolicLink(path: companion)
+    }
     let status: DatabaseFileStatus
     do {
       status = try DatabaseFile.classify(path: path)

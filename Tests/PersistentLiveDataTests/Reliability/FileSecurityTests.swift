@@ -86,10 +86,8 @@ extension Reliability {
       }
       #expect(
         fileBytes(victim) == Data("do not touch\n".utf8), "the store wrote through the link: \(outcome)")
-      // SQLite refuses to open a WAL that is a link (the connection uses SQLITE_OPEN_NOFOLLOW): a typed error.
-      if case .failure(let error) = outcome {
-        #expect(error is PersistentLiveDataError, "\(error)")
-      }
+      // The store refuses a -wal that is a link, naming it.
+      #expect(throws: PersistentLiveDataError.symbolicLink(path: path + "-wal")) { try outcome.get() }
       Reliability.figure("symlinked-wal outcome=\(outcome)")
     }
   }
