@@ -76,19 +76,8 @@ extension LiveData {
     entry.observer.update(value)
   }
 
-  /// Records a value written by this process at `newVersion` and notifies: synchronously when called on
-  /// the main actor, otherwise through one scheduled main-actor dispatch that coalesces to the latest.
-  func publish(_ newValue: Value, version newVersion: Int64, isolation: isolated (any Actor)?) {
-    let onMainActor = isolation === MainActor.shared
-    let mustSchedule = storage.withLock { storage -> Bool in
-      storage.store(newValue, version: newVersion)
-      guard !onMainActor, !storage.dispatchScheduled else { return false }
-      storage.dispatchScheduled = true
-      return true
-    }
-    notifyAfterWrite(onMainActor: onMainActor, mustSchedule: mustSchedule)
-  }
-
+  /// Notifies after a write: synchronously on the main actor, otherwise through the one main-actor
+  /// dispatch that ``LiveDataStorage/commit(_:version:onMainActor:)`` asked for (coalescing to the latest).
   func notifyAfterWrite(onMainActor: Bool, mustSchedule: Bool) {
     if onMainActor {
       MainActor.assumeIsolated { dispatch() }

@@ -151,4 +151,13 @@ struct LiveDataStorage<Value: Sendable>: Sendable {
     version = newVersion
     for continuation in continuations.values { continuation.yield(newValue) }
   }
+
+  /// Stores a write and says whether the writer must schedule a main-actor dispatch: only when it is not
+  /// on the main actor and none is scheduled yet, so that off-main writes coalesce into one delivery.
+  mutating func commit(_ newValue: Value, version newVersion: Int64, onMainActor: Bool) -> Bool {
+    store(newValue, version: newVersion)
+    guard !onMainActor, !dispatchScheduled else { return false }
+    dispatchScheduled = true
+    return true
+  }
 }

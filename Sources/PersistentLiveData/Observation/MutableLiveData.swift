@@ -27,11 +27,8 @@ open class MutableLiveData<Value: Sendable>: LiveData<Value>, @unchecked Sendabl
   ///     called now (main actor) or scheduled.
   public func set(_ newValue: Value, isolation: isolated (any Actor)? = #isolation) {
     let onMainActor = isolation === MainActor.shared
-    let mustSchedule = storage.withLock { storage -> Bool in
-      storage.store(newValue, version: storage.version + 1)
-      guard !onMainActor, !storage.dispatchScheduled else { return false }
-      storage.dispatchScheduled = true
-      return true
+    let mustSchedule = storage.withLock {
+      $0.commit(newValue, version: $0.version + 1, onMainActor: onMainActor)
     }
     notifyAfterWrite(onMainActor: onMainActor, mustSchedule: mustSchedule)
   }
@@ -63,10 +60,7 @@ open class MutableLiveData<Value: Sendable>: LiveData<Value>, @unchecked Sendabl
       try transform(&candidate)
       let outcome = storage.withLock { storage -> (committed: Bool, mustSchedule: Bool) in
         guard storage.version == baseVersion else { return (false, false) }
-        storage.store(candidate, version: baseVersion + 1)
-        guard !onMainActor, !storage.dispatchScheduled else { return (true, false) }
-        storage.dispatchScheduled = true
-        return (true, true)
+        return (true, storage.commit(candidate, version: baseVersion + 1, onMainActor: onMainActor))
       }
       if outcome.committed {
         notifyAfterWrite(onMainActor: onMainActor, mustSchedule: outcome.mustSchedule)

@@ -173,10 +173,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
   func accept(_ newValue: Value, version newVersion: Int64, onMainActor: Bool) -> (() -> Void)? {
     let mustSchedule = storage.withLock { storage -> Bool? in
       guard newVersion > storage.version else { return nil }
-      storage.store(newValue, version: newVersion)
-      guard !onMainActor, !storage.dispatchScheduled else { return false }
-      storage.dispatchScheduled = true
-      return true
+      return storage.commit(newValue, version: newVersion, onMainActor: onMainActor)
     }
     guard let mustSchedule else { return nil }
     return { [self] in self.notifyAfterWrite(onMainActor: onMainActor, mustSchedule: mustSchedule) }
