@@ -17,9 +17,7 @@ import Logging
 /// try settings.update { $0.fontSize += 1 }      // version 1, 2, 3 …
 /// let previous = try settings.history(limit: 2)
 /// ```
-public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value>, LiveValue,
-  @unchecked Sendable
-{
+public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value>, @unchecked Sendable {
   /// The key the value is stored under.
   ///
   /// ```swift
@@ -29,11 +27,15 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
   public let key: String
   let database: StoreDatabase
   let defaultValue: Value
+  /// How rows become values under the store's decode-failure policy.
+  let decoding: StoredValueDecoding<Value>
 
   init(key: String, value: Value, version: Int64, defaultValue: Value, database: StoreDatabase) {
     self.key = key
     self.database = database
     self.defaultValue = defaultValue
+    decoding = StoredValueDecoding(
+      key: key, policy: database.options.onUndecodable, logger: database.options.logger)
     super.init(value: value, version: version)
   }
 
@@ -104,7 +106,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
   ///   decodes, or a storage error.
   public func history(limit: Int? = nil) throws -> [Versioned<Value>] {
     try database.history(key: key, limit: limit).map { row in
-      Versioned(version: row.version, value: try decode(row), writtenAt: row.writtenAt)
+      Versioned(version: row.version, value: try decoding.decode(row), writtenAt: row.writtenAt)
     }
   }
 
@@ -118,7 +120,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
   /// - Throws: ``PersistentLiveDataError/undecodable(key:version:reason:)`` or a storage error.
   public func value(at version: Int64) throws -> Value? {
     guard let row = try database.row(key: key, version: version) else { return nil }
-    return try decode(row)
+    return try decoding.decode(row)
   }
 
   /// Writes a new version holding the content of an earlier one.
@@ -139,15 +141,11 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
     guard let row = try database.row(key: key, version: version) else {
       throw PersistentLiveDataError.unknownVersion(key: key, version: version)
     }
-    let restored = try decode(row)
+    let restored = try decoding.decode(row)
     try write(restored, payload: row.payload, expectedVersion: nil, isolation: isolation)
   }
 
   // MARK: Internals
-
-  private func decode(_ row: StoredRow) throws -> Value {
-    try ValueCodec.decode(Value.self, from: row.payload, key: key, version: row.version)
-  }
 
   /// The value and version a read-modify-write starts from: what this thread's running transaction wrote
   /// last, or the committed state.
@@ -158,55 +156,32 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
     return snapshot
   }
 
+  /// Commits an encoded value; memory moves with the commit (see ``PendingWrite``).
   private func write(
     _ newValue: Value, payload: Data, expectedVersion: Int64?, isolation: isolated (any Actor)?
   ) throws {
     let onMainActor = isolation === MainActor.shared
-    try database.write(key: key, payload: payload, expectedVersion: expectedVersion, staged: newValue) {
-      [self] version, _ in
-      self.accept(newValue, version: version, onMainActor: onMainActor)
+    let write = PendingWrite(key: key, payload: payload, expectedVersion: expectedVersion, staged: newValue) {
+      [self] committed in
+      advance(to: newValue, version: committed.version, onMainActor: onMainActor)
     }
+    try database.commit(write)
   }
 
-  /// Moves memory to a committed `version` (never backwards) and returns the notification to send once
-  /// the store's lock is released.
-  func accept(_ newValue: Value, version newVersion: Int64, onMainActor: Bool) -> (() -> Void)? {
-    let mustSchedule = storage.withLock { storage -> Bool? in
-      guard newVersion > storage.version else { return nil }
-      return storage.commit(newValue, version: newVersion, onMainActor: onMainActor)
-    }
-    guard let mustSchedule else { return nil }
-    return { [self] in self.notifyAfterWrite(onMainActor: onMainActor, mustSchedule: mustSchedule) }
-  }
-
-  /// Moves to a row written without this instance, if it is newer and decodes.
-  func accept(_ row: StoredRow, onMainActor: Bool) -> (() -> Void)? {
-    guard row.version > version else { return nil }
-    do {
-      return accept(try decode(row), version: row.version, onMainActor: onMainActor)
-    } catch {
-      // A version this type cannot read stays on disk untouched; the live value keeps its last version
-      // (under `.throwError` the next `update` reports it).
-      database.options.logger?.warning(
-        "A version written elsewhere does not decode; the live value keeps its last version",
-        metadata: [
-          "key": "\(PersistentLiveDataError.quote(key))", "version": "\(row.version)", "error": "\(error)",
-        ])
-      return nil
-    }
-  }
-
-  /// Loads the newest stored version after a write by another connection, applying the store's
-  /// decode-failure policy.
+  /// Loads the newest stored version after an optimistic write lost to another connection's, applying
+  /// the store's decode-failure policy.
   private func reload(expecting latestVersion: Int64, isolation: isolated (any Actor)?) throws {
     guard let row = try database.row(key: key, version: latestVersion) else { return }
-    let value: Value
-    switch database.options.onUndecodable {
-    case .throwError:
-      value = try decode(row)
-    case .useDefault, .lastDecodable:
-      value = (try? decode(row)) ?? self.value
-    }
-    accept(value, version: row.version, onMainActor: isolation === MainActor.shared)?()
+    let value = try decoding.reload(row, current: self.value)
+    advance(to: value, version: row.version, onMainActor: isolation === MainActor.shared).notifyObservers()
+  }
+}
+
+extension PersistentLiveData: StoredLiveValue {
+  /// Moves to a row written without this instance (another process, `pld-tool`), if it is newer and
+  /// decodes.
+  package func receive(_ row: StoredRow, onMainActor: Bool) -> CommitEffect {
+    guard row.version > version, let value = decoding.received(row) else { return .none }
+    return advance(to: value, version: row.version, onMainActor: onMainActor)
   }
 }

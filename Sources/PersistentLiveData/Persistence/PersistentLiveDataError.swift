@@ -123,6 +123,13 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
   /// catch PersistentLiveDataError.sqlite(_, let code, let message) { log(code, message) }
   /// ```
   case sqlite(path: String?, code: Int32, message: String)
+  /// `key` has reached the largest version number (`Int64.max`): no other version can be written. Only
+  /// another program writing the file directly can get there.
+  ///
+  /// ```swift
+  /// catch PersistentLiveDataError.versionsExhausted(let key, _) { try store.liveData(key + ".v2", default: 0) }
+  /// ```
+  case versionsExhausted(key: String, path: String)
 
   /// One sentence naming what failed and where.
   ///
@@ -169,6 +176,10 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
       return "I/O error on \(Self.quote(path)) (SQLite code \(code)): \(reason)."
     case .sqlite(let path, let code, let message):
       return "SQLite error \(code) on \(path.map(Self.quote) ?? "the in-memory store"): \(message)."
+    case .versionsExhausted(let key, let path):
+      return
+        "Key \(Self.quote(key)) in \(Self.quote(path)) has no version number left (it is at \(Int64.max)); "
+        + "nothing was written. Store the value under a new key."
     }
   }
 

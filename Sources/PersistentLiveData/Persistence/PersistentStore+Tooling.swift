@@ -30,13 +30,10 @@ extension PersistentStore {
     try database.history(key: key, limit: limit)
   }
 
+  /// Commits raw JSON: the key's live instance in this process, if any, decodes it after the commit,
+  /// outside the store's lock (see ``PendingWrite``).
   private func writeRaw(_ payload: Data, key: String) throws -> Int64 {
-    try database.write(key: key, payload: payload) { [database] version, writtenAt in
-      let row = StoredRow(
-        key: key, version: version, writtenAtMilliseconds: StoredRow.milliseconds(writtenAt),
-        payload: payload)
-      return database.liveInstance(for: key)?.object?.accept(row, onMainActor: false)
-    }
+    try database.commit(PendingWrite(key: key, payload: payload))
   }
 
   /// `json` re-serialized with sorted keys and unescaped slashes, or `encodingFailed` if it is not JSON.

@@ -89,18 +89,29 @@ public final class PersistentStore: Sendable {
     _ key: String, default defaultValue: Value
   ) throws -> PersistentLiveData<Value> {
     try Self.validate(key: key)
-    let row: StoredRow?
-    switch try database.instanceOrLatestRow(for: key) {
-    case .success(let existing): return try Self.cast(existing, key: key)
-    case .failure(let lookup): row = lookup.row
+    try database.ensureOpen()
+    let registry = database.instances
+    if let existing = try registry.instance(
+      of: PersistentLiveData<Value>.self, for: key, valueType: Value.self)
+    {
+      return existing
     }
-    // Decoding runs user code: outside the store's lock. If another thread created the instance
+    // Decoding runs user code: outside the store's lock. If another thread registers an instance
     // meanwhile, its instance wins and this one is dropped.
-    let (value, version) = try restore(row, key: key, default: defaultValue)
+    let (latest, changeCount) = try database.latestRowForNewInstance(key: key)
+    let decoding = StoredValueDecoding<Value>(key: key, policy: options.onUndecodable, logger: options.logger)
+    let (value, version) = try decoding.restore(latest: latest, default: defaultValue) {
+      try database.history(key: key, limit: nil)
+    }
     let created = PersistentLiveData(
       key: key, value: value, version: version, defaultValue: defaultValue, database: database)
-    let winner = database.register(LiveInstance(object: created, valueType: Value.self), for: key)
-    return try Self.cast(winner, key: key)
+    let live = try registry.register(created, valueType: Value.self)
+    // A version committed between the read and the registration (by `pld-tool set` in this process, or
+    // by another connection) found no instance to move: catch up now.
+    if live === created, let newer = try database.latestRowIfChanged(key: key, since: changeCount) {
+      live.receive(newer, onMainActor: false).notifyObservers()
+    }
+    return live
   }
 
   /// Every key with at least one stored version, in byte order.
@@ -178,51 +189,6 @@ public final class PersistentStore: Sendable {
     if key.utf8.count > maximumKeyLength {
       throw PersistentLiveDataError.invalidKey(
         key: key, reason: "a key can be at most \(maximumKeyLength) bytes of UTF-8")
-    }
-  }
-
-  private static func cast<Value: Codable & Sendable>(
-    _ instance: LiveInstance, key: String
-  ) throws -> PersistentLiveData<Value> {
-    if let typed = instance.object as? PersistentLiveData<Value> { return typed }
-    throw PersistentLiveDataError.typeMismatch(
-      key: key, existing: String(reflecting: instance.valueType), requested: String(reflecting: Value.self))
-  }
-
-  /// The starting value and version for `key` under the decode-failure policy.
-  private func restore<Value: Codable & Sendable>(
-    _ row: StoredRow?, key: String, default defaultValue: Value
-  ) throws -> (Value, Int64) {
-    guard let row else { return (defaultValue, 0) }
-    do {
-      return (
-        try ValueCodec.decode(Value.self, from: row.payload, key: key, version: row.version), row.version
-      )
-    } catch {
-      let logger = options.logger
-      let metadata: Logger.Metadata = [
-        "key": "\(PersistentLiveDataError.quote(key))", "version": "\(row.version)", "error": "\(error)",
-      ]
-      switch options.onUndecodable {
-      case .throwError:
-        logger?.warning("Stored value does not decode", metadata: metadata)
-        throw error
-      case .useDefault:
-        logger?.warning("Stored value does not decode; starting from the default", metadata: metadata)
-        return (defaultValue, row.version)
-      case .lastDecodable:
-        for older in try database.history(key: key, limit: nil).dropFirst() {
-          if let value = try? ValueCodec.decode(
-            Value.self, from: older.payload, key: key, version: older.version)
-          {
-            logger?.warning(
-              "Stored value does not decode; starting from version \(older.version)", metadata: metadata)
-            return (value, row.version)
-          }
-        }
-        logger?.warning("No stored version decodes; starting from the default", metadata: metadata)
-        return (defaultValue, row.version)
-      }
     }
   }
 }

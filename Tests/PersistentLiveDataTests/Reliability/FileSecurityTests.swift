@@ -25,13 +25,15 @@ extension Reliability {
       options.secureDelete = secureDelete
       let store = try PersistentStore(path: path, options: options)
       if forceOff {
-        _ = try store.database.withConnection { try $0.setPragma("secure_delete", "OFF") }
+        _ = try store.database.withConnection { connection, _ in
+          try connection.setPragma("secure_delete", "OFF")
+        }
       }
       let token = try store.liveData("token", default: "")
       try token.set(secret)
       for round in 1...3 { try token.set("replacement \(round)") }
       #expect(try store.prune(key: "token", keep: 1) == 3, sourceLocation: sourceLocation)
-      _ = try store.database.withConnection { try $0.walCheckpoint(.truncate) }
+      _ = try store.database.withConnection { connection, _ in try connection.walCheckpoint(.truncate) }
       let found = [path, path + "-wal"].contains { file in
         fileBytes(file)?.range(of: Data(secret.utf8)) != nil
       }

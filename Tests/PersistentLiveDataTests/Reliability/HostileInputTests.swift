@@ -139,10 +139,11 @@ extension Reliability {
       let atMax = try store.liveData("at-max", default: 0)
       #expect(atMax.version == Int64.max)
       #expect(try atMax.history().map(\.version) == [Int64.max])
-      let error = expectStoreError("sqlite") { try atMax.set(2) }
+      let error = expectStoreError("versionsExhausted") { try atMax.set(2) }
+      #expect(error == .versionsExhausted(key: "at-max", path: path))
       if let error { #expect(error.description.contains("no version number left")) }
       #expect(atMax.version == Int64.max && atMax.value == 1)
-      expectStoreError("sqlite") { try store.setJSON(Data("2".utf8), forKey: "at-max") }
+      expectStoreError("versionsExhausted") { try store.setJSON(Data("2".utf8), forKey: "at-max") }
       #expect(try store.prune(key: nil, keep: 1) == 0)
     }
 

@@ -180,7 +180,9 @@ extension Reliability {
         persistent: persistent, label: "set+checkpoint \(persistent ? "persistent" : "transient")",
         operation: { _, live in try live.set(Self.value(2)) },
         configure: { store in
-          _ = try store.database.withConnection { try $0.setPragma("wal_autocheckpoint", 1) }
+          _ = try store.database.withConnection { connection, _ in
+            try connection.setPragma("wal_autocheckpoint", 1)
+          }
         })
     }
 

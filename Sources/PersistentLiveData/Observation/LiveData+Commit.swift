@@ -1,0 +1,28 @@
+extension LiveData: CommitNotifying {
+  /// Moves ``value`` and ``version`` to a committed version — never backwards — and returns the
+  /// notification still owed to observers.
+  ///
+  /// This is the one way a store changes a live value's memory: for its own writes (under its lock, right
+  /// after the commit) and for versions committed elsewhere (another process, another replica, `pld-tool`).
+  /// A version that is not newer than the one in memory changes nothing: two writers racing to apply
+  /// their commits leave the newest, and nobody hears of a version twice.
+  ///
+  /// ```swift
+  /// let effect = data.advance(to: newValue, version: 8, onMainActor: false)
+  /// effect.notifyObservers()   // after releasing the store's lock
+  /// ```
+  /// - Parameters:
+  ///   - newValue: The committed value.
+  ///   - newVersion: Its version.
+  ///   - onMainActor: Whether the writer runs on the main actor (observers are then called synchronously
+  ///     by ``CommitEffect/notifyObservers()``); otherwise one main-actor dispatch is scheduled.
+  /// - Returns: What to notify once no lock is held; ``CommitEffect/none`` if memory was already newer.
+  func advance(to newValue: Value, version newVersion: Int64, onMainActor: Bool) -> CommitEffect {
+    let mustSchedule = storage.withLock { storage -> Bool? in
+      guard newVersion > storage.version else { return nil }
+      return storage.commit(newValue, version: newVersion, onMainActor: onMainActor)
+    }
+    guard let mustSchedule else { return .none }
+    return CommitEffect(target: self, onMainActor: onMainActor, mustSchedule: mustSchedule)
+  }
+}

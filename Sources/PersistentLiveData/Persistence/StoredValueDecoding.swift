@@ -1,0 +1,101 @@
+internal import Foundation
+package import Logging
+
+/// How a live value turns stored rows into values under the store's ``DecodeFailurePolicy``.
+///
+/// The other half of the seam between observation and storage: every backend restores, reloads and
+/// receives rows through these three rules, so a value that no longer decodes is handled the same way
+/// whatever stores it. None of them deletes or rewrites a row. Decoding runs user code (`init(from:)`):
+/// call these with no store lock held.
+///
+/// ```swift
+/// let decoding = StoredValueDecoding<Settings>(key: "settings", policy: .lastDecodable, logger: nil)
+/// let (value, version) = try decoding.restore(latest: row, default: Settings()) {
+///   try database.history(key: "settings", limit: nil)
+/// }
+/// ```
+package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
+  package let key: String
+  package let policy: DecodeFailurePolicy
+  package let logger: Logger?
+
+  package init(key: String, policy: DecodeFailurePolicy, logger: Logger?) {
+    self.key = key
+    self.policy = policy
+    self.logger = logger
+  }
+
+  /// Decodes `row` as it is, or throws ``PersistentLiveDataError/undecodable(key:version:reason:)``.
+  package func decode(_ row: StoredRow) throws -> Value {
+    try ValueCodec.decode(Value.self, from: row.payload, key: key, version: row.version)
+  }
+
+  /// The value and version a new live instance starts from: the latest row, or under the policy the
+  /// default or the newest older row that decodes — always at the latest version, so the next write
+  /// continues above it.
+  ///
+  /// - Parameters:
+  ///   - latest: The newest stored row; nil when the key was never written (version 0, the default).
+  ///   - defaultValue: The default of the key.
+  ///   - history: The kept rows, newest first; read only for ``DecodeFailurePolicy/lastDecodable``.
+  /// - Throws: ``PersistentLiveDataError/undecodable(key:version:reason:)`` under
+  ///   ``DecodeFailurePolicy/throwError``, or what `history` throws.
+  package func restore(
+    latest: StoredRow?, default defaultValue: Value, history: () throws -> [StoredRow]
+  ) throws -> (value: Value, version: Int64) {
+    guard let latest else { return (defaultValue, 0) }
+    do {
+      return (try decode(latest), latest.version)
+    } catch {
+      let metadata: Logger.Metadata = [
+        "key": "\(PersistentLiveDataError.quote(key))", "version": "\(latest.version)", "error": "\(error)",
+      ]
+      switch policy {
+      case .throwError:
+        logger?.warning("Stored value does not decode", metadata: metadata)
+        throw error
+      case .useDefault:
+        logger?.warning("Stored value does not decode; starting from the default", metadata: metadata)
+        return (defaultValue, latest.version)
+      case .lastDecodable:
+        for older in try history() where older.version < latest.version {
+          if let value = try? decode(older) {
+            logger?.warning(
+              "Stored value does not decode; starting from version \(older.version)", metadata: metadata)
+            return (value, latest.version)
+          }
+        }
+        logger?.warning("No stored version decodes; starting from the default", metadata: metadata)
+        return (defaultValue, latest.version)
+      }
+    }
+  }
+
+  /// The value to continue from after an optimistic write lost to `row` (written elsewhere): `row`'s
+  /// value, or under a lenient policy the value in memory, now at `row`'s version.
+  ///
+  /// - Throws: ``PersistentLiveDataError/undecodable(key:version:reason:)`` under
+  ///   ``DecodeFailurePolicy/throwError``.
+  package func reload(_ row: StoredRow, current: Value) throws -> Value {
+    switch policy {
+    case .throwError: try decode(row)
+    case .useDefault, .lastDecodable: (try? decode(row)) ?? current
+    }
+  }
+
+  /// `row`'s value if it decodes; nil (logged) otherwise. For versions written elsewhere: one this type
+  /// cannot read stays on disk untouched and the live value keeps its last version (under
+  /// ``DecodeFailurePolicy/throwError`` the next `update` reports it).
+  package func received(_ row: StoredRow) -> Value? {
+    do {
+      return try decode(row)
+    } catch {
+      logger?.warning(
+        "A version written elsewhere does not decode; the live value keeps its last version",
+        metadata: [
+          "key": "\(PersistentLiveDataError.quote(key))", "version": "\(row.version)", "error": "\(error)",
+        ])
+      return nil
+    }
+  }
+}

@@ -1,0 +1,123 @@
+extension StoreDatabase {
+  /// The newest stored row of `key` for a new live instance: from the rows read at open while they are
+  /// still there, otherwise from the file; and the change count it was read at.
+  func latestRowForNewInstance(key: String) throws -> (row: StoredRow?, changeCount: UInt64) {
+    try withConnection { connection, state in
+      if let row = state.preloaded.removeValue(forKey: key) { return (row, state.changeCount) }
+      return (try Self.latestRow(key: key, connection: connection), state.changeCount)
+    }
+  }
+
+  /// The newest row of `key` if the store changed since `changeCount`; nil when nothing changed.
+  func latestRowIfChanged(key: String, since changeCount: UInt64) throws -> StoredRow? {
+    try withConnection { connection, state in
+      guard state.changeCount != changeCount else { return nil }
+      return try Self.latestRow(key: key, connection: connection)
+    }
+  }
+
+  /// The oldest version still visible under the retention option, given the newest.
+  func retentionFloor(latest: Int64) -> Int64 {
+    guard let keep = options.retention.limit else { return 0 }
+    // Versions another writer made negative must not trap on the subtraction.
+    let (floor, overflow) = latest.subtractingReportingOverflow(keep)
+    return overflow ? 0 : max(0, floor)
+  }
+
+  /// Versions of `key` newer than the retention floor, newest first.
+  func history(key: String, limit: Int?) throws -> [StoredRow] {
+    try withConnection { connection, _ in
+      let latest = try Self.latestVersion(key: key, connection: connection)
+      let statement = try connection.cachedStatement(SQL.history)
+      defer { statement.reset() }
+      try statement.bind(key, at: 1)
+      try statement.bind(retentionFloor(latest: latest), at: 2)
+      try statement.bind(Int64(limit.map { max(0, $0) } ?? -1), at: 3)
+      var rows: [StoredRow] = []
+      while try statement.step() {
+        rows.append(Self.row(key: key, statement))
+      }
+      return rows
+    }
+  }
+
+  /// Version `version` of `key`, or nil if it was never written or is below the retention floor.
+  func row(key: String, version: Int64) throws -> StoredRow? {
+    try withConnection { connection, _ in
+      let latest = try Self.latestVersion(key: key, connection: connection)
+      guard version > retentionFloor(latest: latest), version <= latest else { return nil }
+      let statement = try connection.cachedStatement(SQL.row)
+      defer { statement.reset() }
+      try statement.bind(key, at: 1)
+      try statement.bind(version, at: 2)
+      return try statement.step() ? Self.row(key: key, statement) : nil
+    }
+  }
+
+  /// Every key with at least one stored version, in byte order.
+  func keys() throws -> [String] {
+    try withConnection { connection, _ in
+      let statement = try connection.cachedStatement(SQL.keys)
+      defer { statement.reset() }
+      var keys: [String] = []
+      while try statement.step() { keys.append(statement.text(0)) }
+      return keys
+    }
+  }
+
+  /// Deletes all but the newest `keep` versions of `key` (or of every key) in one transaction; returns
+  /// the number of rows deleted.
+  func prune(key: String?, keep: Int64) throws -> Int {
+    let keys = try key.map { [$0] } ?? self.keys()
+    return try withConnection { connection, _ in
+      try connection.inTransaction(.immediate) {
+        var deleted = 0
+        for key in keys {
+          let latest = try Self.latestVersion(key: key, connection: connection)
+          let (floor, overflow) = latest.subtractingReportingOverflow(keep)
+          if overflow { continue }  // nothing can be older than Int64.min
+          let prune = try connection.cachedStatement(SQL.prune)
+          try prune.bind(key, at: 1)
+          try prune.bind(floor, at: 2)
+          try prune.run()
+          deleted += connection.changes
+        }
+        return deleted
+      }
+    }
+  }
+
+  /// Makes every commit so far durable, also under ``Durability/normal``: a checkpoint syncs the WAL
+  /// before copying it ("the WAL file is synced before the checkpoint begins" — SQLite, WAL docs).
+  func flush() throws {
+    try withConnection { connection, _ in
+      _ = try connection.walCheckpoint(.passive)
+    }
+  }
+
+  // MARK: Statements
+
+  static func latestVersion(key: String, connection: SQLiteConnection) throws -> Int64 {
+    let statement = try connection.cachedStatement(SQL.latestVersion)
+    // A statement left on a row keeps its read transaction open: it would pin an old snapshot (writes
+    // then fail with SQLITE_BUSY_SNAPSHOT) and block every checkpoint. Always reset after reading.
+    defer { statement.reset() }
+    try statement.bind(key, at: 1)
+    guard try statement.step(), !statement.isNull(0) else { return 0 }
+    return statement.int64(0)
+  }
+
+  static func latestRow(key: String, connection: SQLiteConnection) throws -> StoredRow? {
+    let statement = try connection.cachedStatement(SQL.latestRow)
+    defer { statement.reset() }
+    try statement.bind(key, at: 1)
+    return try statement.step() ? row(key: key, statement) : nil
+  }
+
+  /// Reads (version, written_at, payload) from the current row.
+  static func row(key: String, _ statement: SQLiteStatement) -> StoredRow {
+    StoredRow(
+      key: key, version: statement.int64(0), writtenAtMilliseconds: statement.int64(1),
+      payload: statement.data(2))
+  }
+}

@@ -1,0 +1,128 @@
+internal import Foundation
+internal import Logging
+
+extension StoreDatabase {
+  /// Commits `write` as the next version of its key — in a transaction of its own, or as part of the
+  /// running ``transaction(_:)`` of this thread — then notifies, with the lock released.
+  ///
+  /// See ``PendingWrite`` for the phases.
+  ///
+  /// - Returns: The version written (committed, or pending in the enclosing transaction).
+  /// - Throws: ``VersionConflict`` (nothing written) or a ``PersistentLiveDataError``.
+  @discardableResult
+  func commit(_ write: PendingWrite) throws -> Int64 {
+    let started = ContinuousClock.now
+    let (version, outcome) = try withConnection { connection, state -> (Int64, CommitOutcome?) in
+      let committed = try insertNext(write, connection: connection)
+      if let transaction = state.transaction {
+        transaction.record(write, committed: committed)
+        return (committed.version, nil)  // applied when the transaction commits
+      }
+      return (committed.version, try commitAlone(write, committed, connection: connection, state: state))
+    }
+    if let logger = options.logger, ContinuousClock.now - started > options.slowWriteThreshold {
+      logger.warning(
+        "Slow write",
+        metadata: [
+          "path": "\(displayPath)", "key": "\(PersistentLiveDataError.quote(write.key))",
+          "version": "\(version)",
+          "milliseconds": "\(Self.milliseconds(since: started))",
+        ])
+    }
+    if let outcome { notify(outcome) }
+    return version
+  }
+
+  /// The commit and apply phases of a write outside a transaction: `insertNext` ran inside `BEGIN`, so
+  /// commit, or roll back on any error.
+  private func commitAlone(
+    _ write: PendingWrite, _ committed: CommittedVersion, connection: SQLiteConnection, state: WriterState
+  ) throws -> CommitOutcome {
+    do {
+      try connection.commit()
+    } catch {
+      connection.rollback()
+      throw error
+    }
+    state.noteCommit()
+    return Self.apply(write, committed)
+  }
+
+  /// The apply phase: memory moves to the committed version (under the lock).
+  static func apply(_ write: PendingWrite, _ committed: CommittedVersion) -> CommitOutcome {
+    guard let applyToMemory = write.applyToMemory else {
+      let row = StoredRow(
+        key: committed.key, version: committed.version,
+        writtenAtMilliseconds: StoredRow.milliseconds(committed.writtenAt), payload: write.payload)
+      return CommitOutcome(undecodedRows: [row])
+    }
+    return CommitOutcome(effect: applyToMemory(committed))
+  }
+
+  /// The notify phase, with no lock held: raw rows are decoded by their live instances, then observers
+  /// are notified in commit order.
+  func notify(_ outcome: CommitOutcome) {
+    var effect = outcome.effect
+    for row in outcome.undecodedRows {
+      if let instance = instances.instance(for: row.key) {
+        effect.merge(instance.receive(row, onMainActor: false))
+      }
+    }
+    effect.notifyObservers()
+  }
+
+  /// Inserts the next version of `write.key`, reading the newest version inside the write transaction so
+  /// that no two connections or processes ever commit the same (key, version). Outside a transaction it
+  /// begins one (`BEGIN IMMEDIATE`) and leaves it open for the caller to commit; if it throws, nothing is
+  /// left open.
+  private func insertNext(_ write: PendingWrite, connection: SQLiteConnection) throws -> CommittedVersion {
+    let ownsTransaction = !connection.isInTransaction
+    if ownsTransaction { try connection.begin(.immediate) }
+    do {
+      let latest = try Self.latestVersion(key: write.key, connection: connection)
+      if let expected = write.expectedVersion, expected != latest {
+        throw VersionConflict(latestVersion: latest)
+      }
+      // Only another writer can have pushed a key to the end of the range; trapping on the overflow
+      // would let a file crash the app.
+      guard latest < Int64.max else {
+        throw PersistentLiveDataError.versionsExhausted(key: write.key, path: displayPath)
+      }
+      let committed = CommittedVersion(key: write.key, version: latest + 1, writtenAt: Date())
+      let insert = try connection.cachedStatement(SQL.insert)
+      try insert.bind(write.key, at: 1)
+      try insert.bind(committed.version, at: 2)
+      try insert.bind(StoredRow.milliseconds(committed.writtenAt), at: 3)
+      try insert.bindText(write.payload, at: 4)
+      try insert.run()
+      try pruneOnWrite(key: write.key, version: committed.version, connection: connection)
+      return committed
+    } catch {
+      if ownsTransaction { connection.rollback() }
+      throw error
+    }
+  }
+
+  /// Applies the retention option: old versions are deleted in batches, so that retention adds a small
+  /// constant to the average write.
+  private func pruneOnWrite(key: String, version: Int64, connection: SQLiteConnection) throws {
+    guard let keep = options.retention.limit, Self.isPruneDue(version: version, keep: keep) else { return }
+    let prune = try connection.cachedStatement(SQL.prune)
+    try prune.bind(key, at: 1)
+    try prune.bind(version - keep, at: 2)
+    try prune.run()
+  }
+
+  static func isPruneDue(version: Int64, keep: Int64) -> Bool {
+    let batch = min(128, max(16, keep / 2))
+    return version > keep && version % batch == 0
+  }
+}
+
+extension StoreDatabase.WriterState {
+  /// Records a commit made by this store.
+  func noteCommit() {
+    checkpoints.noteCommit()
+    changeCount &+= 1
+  }
+}

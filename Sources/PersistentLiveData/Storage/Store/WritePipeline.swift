@@ -1,0 +1,69 @@
+package import Foundation
+
+/// One version to write, prepared by the caller before any lock is taken.
+///
+/// The write pipeline of a store has four named phases:
+/// 1. **prepare** — the caller encodes the value (user code) into a `PendingWrite`, holding no lock;
+/// 2. **commit** — under the store's lock, the next version is inserted (and old ones pruned) in one
+///   transaction, or in the running ``PersistentStore/transaction(isolation:_:)``;
+/// 3. **apply** — still under the lock, right after the commit: ``applyToMemory`` moves the live value
+///   (memory moves in commit order, so it never goes backwards) and returns a ``CommitEffect``;
+/// 4. **notify** — the lock is released, then ``CommitEffect/notifyObservers()`` runs.
+///
+/// A write that has no typed value (``applyToMemory`` is nil: raw JSON from `pld-tool`) is decoded by the
+/// key's live instance, if any, in the notify phase — never under the lock.
+///
+/// ```swift
+/// let payload = try ValueCodec.encode(newValue, key: key)                       // prepare
+/// let write = PendingWrite(key: key, payload: payload, staged: newValue) { committed in
+///   data.advance(to: newValue, version: committed.version, onMainActor: false)   // apply
+/// }
+/// try database.commit(write)                                                    // commit … notify
+/// ```
+struct PendingWrite {
+  let key: String
+  /// The JSON text to store.
+  let payload: Data
+  /// When set, the write happens only if the newest stored version is still this one (an optimistic
+  /// `update`); otherwise ``VersionConflict`` is thrown and nothing is written.
+  var expectedVersion: Int64?
+  /// The typed value, for a later `update` of the same key inside the same transaction.
+  var staged: (any Sendable)?
+  /// Moves memory to the committed version: runs under the lock, right after the commit. No user code.
+  var applyToMemory: ((CommittedVersion) -> CommitEffect)?
+
+  init(
+    key: String, payload: Data, expectedVersion: Int64? = nil, staged: (any Sendable)? = nil,
+    applyToMemory: ((CommittedVersion) -> CommitEffect)? = nil
+  ) {
+    self.key = key
+    self.payload = payload
+    self.expectedVersion = expectedVersion
+    self.staged = staged
+    self.applyToMemory = applyToMemory
+  }
+}
+
+/// A version as committed: the row now stored.
+package struct CommittedVersion: Sendable {
+  package let key: String
+  package let version: Int64
+  package let writtenAt: Date
+}
+
+/// What the commit phase hands to the notify phase: the observers to notify, and the raw rows the live
+/// instances must still decode.
+struct CommitOutcome {
+  var effect = CommitEffect.none
+  var undecodedRows: [StoredRow] = []
+
+  mutating func merge(_ other: CommitOutcome) {
+    effect.merge(other.effect)
+    undecodedRows += other.undecodedRows
+  }
+}
+
+/// The newest stored version was not the one a read-modify-write started from.
+struct VersionConflict: Error {
+  let latestVersion: Int64
+}
