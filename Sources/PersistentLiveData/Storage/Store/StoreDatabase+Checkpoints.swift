@@ -13,20 +13,23 @@ extension StoreDatabase {
   /// caller of `set` rarely pays for a checkpoint (3–5 ms each). A PASSIVE checkpoint never blocks
   /// other connections and changes nothing about durability: the WAL is synced before it is copied.
   func checkpointIfIdle() {
-    writer.syncIfOpen { connection, state -> Void? in
+    let started = ContinuousClock.now
+    let checkpointed = writer.syncIfOpen { connection, state -> Int? in
       guard state.transaction == nil, state.checkpoints.isDue else { return nil }
       state.checkpoints.reset()
-      let started = ContinuousClock.now
-      let result = try? connection.walCheckpoint(.passive)
+      return (try? connection.walCheckpoint(.passive))?.checkpointedFrames ?? -1
+    }
+    // Logging is a handler's code: after the lock is released.
+    if let checkpointed {
       options.logger?.debug(
         "Background checkpoint",
         metadata: [
-          "path": "\(displayPath)", "frames": "\(result?.checkpointedFrames ?? -1)",
+          "path": "\(displayPath)", "frames": "\(checkpointed)",
           "milliseconds": "\(Self.milliseconds(since: started))",
         ])
-      return ()
     }
   }
+
 }
 
 /// Commits since the last checkpoint, and when the last one happened: the background timer checkpoints
