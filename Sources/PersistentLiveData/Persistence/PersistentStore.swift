@@ -89,11 +89,11 @@ public final class PersistentStore: Sendable {
     _ key: String, default defaultValue: Value
   ) throws -> PersistentLiveData<Value> {
     try Self.validate(key: key)
-    try database.ensureOpen()
     let registry = database.instances
     if let existing = try registry.instance(
       of: PersistentLiveData<Value>.self, for: key, valueType: Value.self)
     {
+      try database.ensureOpen()
       return existing
     }
     // Decoding runs user code: outside the store's lock. If another thread registers an instance
@@ -105,12 +105,10 @@ public final class PersistentStore: Sendable {
     }
     let created = PersistentLiveData(
       key: key, value: value, version: version, defaultValue: defaultValue, database: database)
-    let live = try registry.register(created, valueType: Value.self)
+    let (live, newer) = try database.register(created, valueType: Value.self, readAt: changeCount)
     // A version committed between the read and the registration (by `pld-tool set` in this process, or
     // by another connection) found no instance to move: catch up now.
-    if live === created, let newer = try database.latestRowIfChanged(key: key, since: changeCount) {
-      live.receive(newer, onMainActor: false).notifyObservers()
-    }
+    if let newer { live.receive(newer, onMainActor: false).notifyObservers() }
     return live
   }
 

@@ -8,11 +8,16 @@ extension StoreDatabase {
     }
   }
 
-  /// The newest row of `key` if the store changed since `changeCount`; nil when nothing changed.
-  func latestRowIfChanged(key: String, since changeCount: UInt64) throws -> StoredRow? {
+  /// Registers a new live instance created from a row read at `changeCount`, and returns the instance
+  /// that is live, with the newest row of its key if the store changed since (the caller applies it
+  /// after the lock is released).
+  func register<Value>(
+    _ created: PersistentLiveData<Value>, valueType: Value.Type, readAt changeCount: UInt64
+  ) throws -> (PersistentLiveData<Value>, newer: StoredRow?) {
     try withConnection { connection, state in
-      guard state.changeCount != changeCount else { return nil }
-      return try Self.latestRow(key: key, connection: connection)
+      let live = try instances.register(created, valueType: valueType)
+      guard live === created, state.changeCount != changeCount else { return (live, nil) }
+      return (live, try Self.latestRow(key: created.key, connection: connection))
     }
   }
 
