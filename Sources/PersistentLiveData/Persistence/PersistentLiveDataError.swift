@@ -123,6 +123,14 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
   /// catch PersistentLiveDataError.sqlite(_, let code, let message) { log(code, message) }
   /// ```
   case sqlite(path: String?, code: Int32, message: String)
+  /// The path names a directory where the store's database file should be. Nothing was created or
+  /// changed; pass the path of a file (inside that directory, for example), or move the directory away.
+  ///
+  /// ```swift
+  /// try PersistentStore(path: "/var/lib/app")   // throws isADirectory
+  /// try PersistentStore(path: "/var/lib/app/state.db")   // a file in it: fine
+  /// ```
+  case isADirectory(path: String)
 
   /// One sentence naming what failed and where.
   ///
@@ -169,6 +177,9 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
       return "I/O error on \(Self.quote(path)) (SQLite code \(code)): \(reason)."
     case .sqlite(let path, let code, let message):
       return "SQLite error \(code) on \(path.map(Self.quote) ?? "the in-memory store"): \(message)."
+    case .isADirectory(let path):
+      return
+        "\(Self.quote(path)) is a directory, not a database file; give the path of a file, such as one inside it, or move the directory away."
     }
   }
 
