@@ -94,15 +94,35 @@ struct StoreOpener {
     }
     do {
       return try Migrator().migrate(connection)
-    } catch let error as MigrationError {
-      switch error {
-      case .schemaTooNew(let found, let supported):
-        throw PersistentLiveDataError.schemaTooNew(path: path, found: found, supported: supported)
-      default:
-        throw PersistentLiveDataError.sqlite(path: path, code: 0, message: "\(error)")
-      }
     } catch {
-      throw StoreErrors.map(error, path: path)
+      throw Self.migrationError(error, connection: connection, path: path)
+    }
+  }
+
+  /// What a failed migration is reported as: the validator's verdicts for a file that changed under the
+  /// write lock; the storage error for what the environment refused (full disk, read-only file, lock,
+  /// damage); ``PersistentLiveDataError/migrationFailed(path:version:name:reason:)`` for the rest.
+  static func migrationError(_ error: any Error, connection: SQLiteConnection, path: String) -> any Error {
+    // The failed migration was rolled back: it is the one after the file's current version.
+    func failed(_ reason: String) -> PersistentLiveDataError {
+      let current = (try? Migrator().schemaVersion(of: connection)) ?? 0
+      let migration = MigrationCatalog.migrations.first { $0.version == current + 1 }
+      return .migrationFailed(
+        path: path, version: current + 1, name: migration?.name ?? "unknown", reason: reason)
+    }
+    switch error {
+    case MigrationError.schemaTooNew(let found, let supported):
+      return PersistentLiveDataError.schemaTooNew(path: path, found: found, supported: supported)
+    case MigrationError.foreignDatabase:
+      return PersistentLiveDataError.foreignDatabase(path: path)
+    case let error as MigrationError:
+      return failed(error.description)
+    case let error as SQLiteError:
+      let mapped = StoreErrors.map(error, path: path)
+      if case .sqlite = mapped { return failed(error.message) }
+      return mapped
+    default:
+      return error
     }
   }
 
