@@ -130,6 +130,25 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
   /// catch PersistentLiveDataError.versionsExhausted(let key, _) { try store.liveData(key + ".v2", default: 0) }
   /// ```
   case versionsExhausted(key: String, path: String)
+  /// The path names a directory where the store's database file should be. Nothing was created or
+  /// changed; pass the path of a file (inside that directory, for example), or move the directory away.
+  ///
+  /// ```swift
+  /// try PersistentStore(path: "/var/lib/app")   // throws isADirectory
+  /// try PersistentStore(path: "/var/lib/app/state.db")   // a file in it: fine
+  /// ```
+  case isADirectory(path: String)
+  /// Migration `version` (named `name`) could not bring the file to the library's schema: `reason` is
+  /// the cause (SQLite's message, or what the migrator refused). The failed migration was rolled back;
+  /// the ones before it stay applied, and the file is still readable by the version of the library that
+  /// wrote it.
+  ///
+  /// ```swift
+  /// catch PersistentLiveDataError.migrationFailed(let path, let version, let name, let reason) {
+  ///   log("\(path): migration \(version) \(name) failed: \(reason)")
+  /// }
+  /// ```
+  case migrationFailed(path: String, version: Int, name: String, reason: String)
 
   /// One sentence naming what failed and where.
   ///
@@ -180,6 +199,12 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
       return
         "Key \(Self.quote(key)) in \(Self.quote(path)) has no version number left (it is at \(Int64.max)); "
         + "nothing was written. Store the value under a new key."
+    case .isADirectory(let path):
+      return
+        "\(Self.quote(path)) is a directory, not a database file; give the path of a file, such as one inside it, or move the directory away."
+    case .migrationFailed(let path, let version, let name, let reason):
+      return
+        "Migration \(version) (\(Self.quote(name))) of \(Self.quote(path)) failed (\(reason)); it was rolled back, leaving the file at schema version \(version - 1): report the cause to the app's developers."
     }
   }
 

@@ -1,13 +1,5 @@
 import PersistentLiveData
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Opening a store the way each kind of command needs it.
 enum StoreAccess {
   /// A read-only inspector: never creates, migrates or writes the file.
@@ -24,11 +16,11 @@ enum StoreAccess {
   ///   - create: Whether a missing file becomes a new, empty store (`set`, `import`); otherwise a
   ///     missing file is an error, as for read commands.
   /// - Throws: ``InspectionError/missingFile(path:)`` or a ``PersistentLiveDataError`` naming the file
-  ///   (`notADatabase`, `foreignDatabase`, `schemaTooNew`, `readOnly`, `busy`, …).
+  ///   (`notADatabase`, `isADirectory`, `foreignDatabase`, `schemaTooNew`, `readOnly`, `busy`, …).
   static func store(_ path: String, create: Bool) throws -> PersistentStore {
-    if !create {
-      var info = stat()
-      if lstat(path, &info) != 0, errno == ENOENT { throw InspectionError.missingFile(path: path) }
+    // The store checks the file again, with the same validator, when it opens it.
+    if !create, try StoreFileValidator.checkFile(at: path, access: .readWrite) == .missing {
+      throw InspectionError.missingFile(path: path)
     }
     return try PersistentStore(path: path)
   }

@@ -80,6 +80,24 @@ extension Persistence {
       try expectRefused(path, with: "notADatabase")
     }
 
+    /// A directory where the file should be has its own error, which says what to do; nothing is
+    /// created in it.
+    @Test func directoryIsNamedAsADirectory() throws {
+      let folder = try TestDirectory()
+      let path = folder.file("state.db")
+      try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+      let error = expectStoreError("isADirectory") { try PersistentStore(path: path) }
+      #expect(error == .isADirectory(path: path))
+      #expect(
+        error?.description
+          == "\"\(path)\" is a directory, not a database file; give the path of a file, such as one inside it, or move the directory away."
+      )
+      #expect(try FileManager.default.contentsOfDirectory(atPath: path).isEmpty)
+      #expect(!fileExists(path + "-wal"))
+      // The same through a trailing slash.
+      expectStoreError("isADirectory") { try PersistentStore(path: path + "/") }
+    }
+
     @Test func emptyFileBecomesAStore() throws {
       let folder = try TestDirectory()
       let path = folder.file()

@@ -135,7 +135,10 @@ extension StorageTests {
         try FileManager.default.createSymbolicLink(
           atPath: dangling, withDestinationPath: directory.path("gone.db"))
         #expect(DatabaseFile.isSymbolicLink(path: dangling))
-        #expect(try DatabaseFile.classify(path: directory.path) == .notRegularFile)
+        #expect(try DatabaseFile.classify(path: directory.path) == .directory)
+        let fifo = directory.path("fifo.db")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        #expect(try DatabaseFile.classify(path: fifo) == .notRegularFile)
       }
     }
 

@@ -24,13 +24,16 @@ final class ChildProcess {
     return bundle.pathExtension == "xctest" ? bundle.deletingLastPathComponent() : bundle
   }
 
-  init(_ executable: String, _ arguments: [String]) throws {
+  /// Starts `executable arguments…` with its standard output on a pipe this object reads; with
+  /// `mergingStandardError`, its standard error goes to the same pipe.
+  init(_ executable: String, _ arguments: [String], mergingStandardError: Bool = false) throws {
     var fds: [Int32] = [0, 0]
     guard pipe(&fds) == 0 else { throw POSIXError(.EIO) }
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+    if mergingStandardError { posix_spawn_file_actions_adddup2(&actions, fds[1], 2) }
     posix_spawn_file_actions_addclose(&actions, fds[0])
     posix_spawn_file_actions_addclose(&actions, fds[1])
     let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]

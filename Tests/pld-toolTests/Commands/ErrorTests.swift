@@ -48,9 +48,15 @@ import Testing
     #expect(FileManager.default.contents(atPath: foreign) == foreignBytes)
     #expect(FileManager.default.contents(atPath: text) == Data("just some notes\n".utf8))
 
+    // A directory has its own sentence, from read and write commands alike.
     let folder = runInProcess(["keys", directory.path])
+    #expect(folder.status == 1)
     #expect(
-      folder.stderr == "Error: \"\(directory.path)\" is not an SQLite database; it was left untouched.\n")
+      folder.stderr
+        == "Error: \"\(directory.path)\" is a directory, not a database file; give the path of a file, such as one inside it, or move the directory away.\n"
+    )
+    #expect(runInProcess(["set", directory.path, "k", "1"]).stderr == folder.stderr)
+    #expect(runInProcess(["prune", directory.path, "--keep", "1"]).stderr == folder.stderr)
   }
 
   @Test func unknownKeysAndVersionsAreNamed() throws {

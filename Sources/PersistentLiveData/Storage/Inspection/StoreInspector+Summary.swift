@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-internal import Glibc
-#elseif canImport(Musl)
-internal import Musl
-#elseif canImport(Darwin)
-internal import Darwin
-#endif
-
 /// What a store file holds at a glance: its schema, its SQLite settings, its size and how many keys and
 /// versions it stores.
 ///
@@ -78,8 +70,7 @@ extension StoreInspector {
 
   /// The size of the file at `path` in bytes, or 0 when it does not exist.
   static func fileSize(_ path: String) -> Int64 {
-    var info = stat()
-    guard stat(path, &info) == 0 else { return 0 }
-    return Int64(info.st_size)
+    guard case .success(let status) = POSIX.status(path) else { return 0 }
+    return status.size
   }
 }

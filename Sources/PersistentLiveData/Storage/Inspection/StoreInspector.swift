@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-internal import Glibc
-#elseif canImport(Musl)
-internal import Musl
-#elseif canImport(Darwin)
-internal import Darwin
-#endif
-
 /// A read-only view of a store file, for tools: what is stored, since when, and whether it is sound.
 ///
 /// An inspector opens an existing file **read-only** and never creates, migrates or writes it, so the
@@ -14,7 +6,11 @@ internal import Darwin
 /// PersistentLiveData store: a missing file, a file that is not SQLite, another application's database
 /// (its `application_id` is not ``Migrator/applicationID`` and it holds tables) or a schema newer than
 /// this library are refused with one error naming the file. A database without any table (a 0-byte
-/// file, say) is accepted as an empty store.
+/// file, say) is accepted as an empty store. These checks are the store's own
+/// (``StoreFileValidator``), so a file the library opens is one the inspector opens, and the reverse;
+/// only `PRAGMA quick_check` is left to ``summary()`` and ``verify(progress:)`` (except for a file cut
+/// short by an interrupted checkpoint, which it confirms at once), so that a damaged file can still be
+/// inspected and exported.
 ///
 /// The connection is opened with ``SQLiteConnection/OpenMode/readOnly``. Only when that fails and the
 /// file's folder is not writable (read-only media, another user's folder) does the inspector fall back
@@ -65,12 +61,15 @@ package final class StoreInspector {
   /// ```
   /// - Parameter path: An existing database file. Symbolic links are refused, as by the store.
   /// - Throws: ``InspectionError/missingFile(path:)`` when nothing is at `path`;
-  ///   ``PersistentLiveDataError`` `notADatabase`, `corrupt` (truncated or damaged), `foreignDatabase`,
-  ///   `schemaTooNew`, `symbolicLink`, `cannotOpen` or another storage error naming the file.
+  ///   ``PersistentLiveDataError`` `notADatabase`, `isADirectory`, `corrupt` (truncated or damaged),
+  ///   `foreignDatabase`, `schemaTooNew`, `symbolicLink`, `cannotOpen` or another storage error naming
+  ///   the file.
   package init(path: String) throws {
     self.path = path
-    headerIsWAL = try Self.checkFile(at: path)
-    let opened = try Self.openValidated(path: path)
+    let file = try StoreFileValidator.checkFile(at: path, access: .readOnly)
+    if file == .missing { throw InspectionError.missingFile(path: path) }
+    headerIsWAL = file.header?.isWAL ?? false
+    let opened = try Self.openValidated(path: path, file: file)
     connection = opened.connection
     accessMode = opened.mode
     schemaVersion = opened.schemaVersion
@@ -105,45 +104,19 @@ package final class StoreInspector {
     let hasValuesTable: Bool
   }
 
-  /// Refuses what is not a regular SQLite file before SQLite sees it (without writing anything); returns
-  /// whether the header says WAL mode.
-  private static func checkFile(at path: String) throws -> Bool {
-    let status: DatabaseFileStatus
-    do {
-      status = try DatabaseFile.classify(path: path)
-    } catch {
-      throw PersistentLiveDataError.cannotOpen(
-        path: path, code: error.errno, reason: Self.reason(error.errno))
-    }
-    switch status {
-    case .missing:
-      throw InspectionError.missingFile(path: path)
-    case .symbolicLink:
-      throw PersistentLiveDataError.symbolicLink(path: path)
-    case .notRegularFile, .notSQLite:
-      throw PersistentLiveDataError.notADatabase(path: path)
-    case .truncated(let header, let fileSize):
-      throw PersistentLiveDataError.corrupt(
-        path: path, detail: "truncated: \(fileSize) bytes of \(header.expectedFileSize ?? 0)")
-    case .empty:
-      return false
-    case .sqlite(let header, _):
-      return header.isWAL
-    }
-  }
-
   /// Opens read-only and validates; falls back to an immutable open when the folder is not writable
   /// and the normal read-only open could not read the file.
-  private static func openValidated(path: String) throws -> Opened {
+  private static func openValidated(path: String, file: StoreFileValidator.FileVerdict) throws -> Opened {
     do {
-      return try open(path: path, mode: .readOnly)
+      return try open(path: path, mode: .readOnly, file: file)
     } catch let error as SQLiteError
       where (error.isCantOpen || error.isReadOnly) && !isFolderWritable(of: path)
     {
       // "A WAL database in a directory the process cannot write cannot even be read" (-shm cannot be
-      // created): read the database file alone.
+      // created): read the database file alone, which must then be whole without its -wal file.
+      let immutableFile = try StoreFileValidator.checkFile(at: path, access: .immutable)
       do {
-        return try open(path: path, mode: .immutable)
+        return try open(path: path, mode: .immutable, file: immutableFile)
       } catch let immutableError as SQLiteError {
         throw StoreErrors.map(immutableError, path: path)
       }
@@ -152,54 +125,30 @@ package final class StoreInspector {
     }
   }
 
-  private static func open(path: String, mode: AccessMode) throws -> Opened {
+  private static func open(
+    path: String, mode: AccessMode, file: StoreFileValidator.FileVerdict
+  ) throws -> Opened {
     let connection = try SQLiteConnection(
       path: path, mode: mode == .readOnly ? .readOnly : .readOnlyImmutable)
     do {
       try connection.busyTimeout(busyTimeoutMilliseconds)
-      let (schemaVersion, hasValuesTable) = try validate(connection, path: path)
+      let contents = try StoreFileValidator.checkContents(
+        of: connection, path: path, file: file, verifyingIntegrity: false)
+      let hasValuesTable =
+        try connection.scalarInt64(
+          "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'pld_values'") ?? 0 > 0
       return Opened(
-        connection: connection, mode: mode, schemaVersion: schemaVersion, hasValuesTable: hasValuesTable)
+        connection: connection, mode: mode, schemaVersion: contents.schemaVersion,
+        hasValuesTable: hasValuesTable)
     } catch {
       connection.close()
       throw error
     }
   }
 
-  /// The checks of ``StoreOpener``, read-only: our `application_id` (or no table at all), a schema this
-  /// library knows. Reads through SQLite, so a header still in the `-wal` file counts.
-  private static func validate(_ connection: SQLiteConnection, path: String) throws -> (Int, Bool) {
-    let applicationID = Int32(truncatingIfNeeded: try connection.pragmaInt("application_id"))
-    let objectCount = try connection.scalarInt64("SELECT count(*) FROM sqlite_schema") ?? 0
-    if applicationID != Migrator.applicationID {
-      guard applicationID == 0, objectCount == 0 else {
-        throw PersistentLiveDataError.foreignDatabase(path: path)
-      }
-    }
-    let schemaVersion = try Migrator().schemaVersion(of: connection)
-    if schemaVersion > Migrator.latestVersion {
-      throw PersistentLiveDataError.schemaTooNew(
-        path: path, found: schemaVersion, supported: Migrator.latestVersion)
-    }
-    let hasValuesTable =
-      try connection.scalarInt64(
-        "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'pld_values'") ?? 0 > 0
-    return (schemaVersion, hasValuesTable)
-  }
-
   /// Whether the current user may create files in the folder of `path` (`access(2)` with `W_OK`, which
   /// also reports read-only mounts and immutable folders for root).
   static func isFolderWritable(of path: String) -> Bool {
-    let folder: String
-    if let slash = path.lastIndex(of: "/") {
-      folder = slash == path.startIndex ? "/" : String(path[..<slash])
-    } else {
-      folder = "."
-    }
-    return access(folder, W_OK) == 0
-  }
-
-  private static func reason(_ code: Int32) -> String {
-    strerror(code).map { String(cString: $0) } ?? "error \(code)"
+    POSIX.isWritable(POSIX.parentFolder(of: path))
   }
 }

@@ -105,20 +105,18 @@ package struct Migrator: Sendable {
     }
   }
 
-  /// The schema version, after refusing foreign files and files newer than ``newestVersion``.
+  /// The schema version, after refusing what ``StoreFileValidator/identify(_:supportedVersion:)`` calls
+  /// foreign or too new (up to ``newestVersion``).
   private func checkedSchemaVersion(of connection: SQLiteConnection) throws -> Int {
-    let applicationID = Int32(truncatingIfNeeded: try connection.pragmaInt("application_id"))
-    let version = try schemaVersion(of: connection)
-    if applicationID != Self.applicationID {
-      // Only a brand-new file (no id, no version, no schema) may become a store.
-      let objects = try connection.scalarInt64("SELECT count(*) FROM sqlite_master") ?? 0
-      guard applicationID == 0, version == 0, objects == 0 else {
-        throw MigrationError.foreignDatabase(applicationID: applicationID)
-      }
+    switch try StoreFileValidator.identify(connection, supportedVersion: newestVersion) {
+    case .empty:
+      return 0
+    case .store(let schemaVersion):
+      return schemaVersion
+    case .foreign(let applicationID):
+      throw MigrationError.foreignDatabase(applicationID: applicationID)
+    case .tooNew(let found, let supported):
+      throw MigrationError.schemaTooNew(found: found, supported: supported)
     }
-    guard version <= newestVersion else {
-      throw MigrationError.schemaTooNew(found: version, supported: newestVersion)
-    }
-    return version
   }
 }

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-internal import Glibc
-#elseif canImport(Darwin)
-internal import Darwin
-#endif
-
 /// The fields of the 100-byte header at the start of every SQLite database file.
 ///
 /// Parsed in pure Swift (no SQLite) from the layout documented at https://www.sqlite.org/fileformat.html
@@ -91,7 +85,9 @@ package enum DatabaseFileStatus: Sendable, Hashable {
   case empty
   /// A symbolic link (not followed; SQLite would refuse it with `SQLITE_OPEN_NOFOLLOW`).
   case symbolicLink
-  /// A directory, socket, device or other non-regular file.
+  /// A directory (not followed through a symbolic link).
+  case directory
+  /// A socket, device, FIFO or other file that is neither regular nor a directory.
   case notRegularFile
   /// A regular file that is not an SQLite database: shorter than a header, wrong magic, bad page size.
   case notSQLite(fileSize: Int64)
@@ -116,59 +112,46 @@ package enum DatabaseFile {
   /// - Returns: The file's status; a `-wal` file next to it is not considered.
   /// - Throws: ``DatabaseFileError`` when the path exists but cannot be read (permissions, I/O).
   package static func classify(path: String) throws(DatabaseFileError) -> DatabaseFileStatus {
-    var linkInfo = stat()
-    if lstat(path, &linkInfo) != 0 {
-      let code = errno
-      if code == ENOENT { return .missing }
-      throw DatabaseFileError(path: path, operation: "lstat", errno: code)
-    }
-    if linkInfo.st_mode & S_IFMT == S_IFLNK { return .symbolicLink }
-    guard linkInfo.st_mode & S_IFMT == S_IFREG else { return .notRegularFile }
-
-    // O_NOFOLLOW: the path could have been swapped for a link since lstat; O_NONBLOCK: or for a FIFO.
-    let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
-    guard fd >= 0 else {
-      let code = errno
-      if code == ENOENT { return .missing }
-      if code == ELOOP { return .symbolicLink }
-      throw DatabaseFileError(path: path, operation: "open", errno: code)
-    }
-    defer { close(fd) }
-    var info = stat()
-    guard fstat(fd, &info) == 0 else {
-      throw DatabaseFileError(path: path, operation: "fstat", errno: errno)
-    }
-    guard info.st_mode & S_IFMT == S_IFREG else { return .notRegularFile }
-    let fileSize = Int64(info.st_size)
-    if fileSize == 0 { return .empty }
-
-    var bytes = [UInt8](repeating: 0, count: DatabaseFileHeader.length)
-    var count = 0
-    while count < bytes.count {
-      let got = bytes.withUnsafeMutableBytes { buffer in
-        pread(fd, buffer.baseAddress?.advanced(by: count), buffer.count - count, off_t(count))
+    switch POSIX.linkStatus(path) {
+    case .failure(let failure):
+      if failure.code == POSIX.ErrorCode.noEntry { return .missing }
+      throw DatabaseFileError(path: path, failure)
+    case .success(let status):
+      switch status.kind {
+      case .symbolicLink: return .symbolicLink
+      case .directory: return .directory
+      case .other: return .notRegularFile
+      case .regular: break
       }
-      if got < 0 {
-        let code = errno
-        if code == EINTR { continue }
-        throw DatabaseFileError(path: path, operation: "read", errno: code)
-      }
-      if got == 0 { break }
-      count += got
     }
-    guard let header = DatabaseFileHeader(bytes: bytes.prefix(count)) else {
-      return .notSQLite(fileSize: fileSize)
+    let status: POSIX.FileStatus
+    let bytes: [UInt8]
+    do {
+      (status, bytes) = try POSIX.readPrefix(of: path, count: DatabaseFileHeader.length)
+    } catch {
+      if error.code == POSIX.ErrorCode.noEntry { return .missing }
+      if error.code == POSIX.ErrorCode.symbolicLinkLoop { return .symbolicLink }
+      throw DatabaseFileError(path: path, error)
     }
-    if let expected = header.expectedFileSize, expected > fileSize {
-      return .truncated(header, fileSize: fileSize)
+    switch status.kind {
+    case .regular: break
+    case .directory: return .directory
+    case .symbolicLink, .other: return .notRegularFile
     }
-    return .sqlite(header, fileSize: fileSize)
+    if status.size == 0 { return .empty }
+    guard let header = DatabaseFileHeader(bytes: bytes) else {
+      return .notSQLite(fileSize: status.size)
+    }
+    if let expected = header.expectedFileSize, expected > status.size {
+      return .truncated(header, fileSize: status.size)
+    }
+    return .sqlite(header, fileSize: status.size)
   }
 
   /// Whether `path` itself is a symbolic link (`lstat`; a link to a missing target counts).
   package static func isSymbolicLink(path: String) -> Bool {
-    var info = stat()
-    return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK
+    guard case .success(let status) = POSIX.linkStatus(path) else { return false }
+    return status.kind == .symbolicLink
   }
 }
 
@@ -181,9 +164,14 @@ package struct DatabaseFileError: Error, CustomStringConvertible, Sendable, Hash
   /// The `errno` it set.
   package let errno: Int32
 
+  init(path: String, _ failure: POSIX.Failure) {
+    self.path = path
+    operation = failure.operation
+    errno = failure.code
+  }
+
   /// `"cannot read database file /x/app.db (open: Permission denied)"`.
   package var description: String {
-    let reason = strerror(errno).map { String(cString: $0) } ?? "error \(errno)"
-    return "cannot read database file \(path) (\(operation): \(reason))"
+    "cannot read database file \(path) (\(operation): \(POSIX.message(for: errno)))"
   }
 }

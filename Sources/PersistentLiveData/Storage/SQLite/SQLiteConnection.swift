@@ -1,11 +1,5 @@
 internal import PLDSQLite3
 
-#if canImport(Glibc)
-internal import Glibc
-#elseif canImport(Darwin)
-internal import Darwin
-#endif
-
 /// One connection to an SQLite database: open, run scripts, prepare and cache statements, close.
 ///
 /// **Not thread-safe; callers serialize.** The connection is opened with `SQLITE_OPEN_NOMUTEX`, so SQLite
@@ -107,15 +101,6 @@ package final class SQLiteConnection {
     }
     handle = db
     sqlite3_extended_result_codes(db, 1)
-  }
-
-  /// Opens the database at `path`; the same as ``init(path:mode:create:)``.
-  ///
-  /// - Throws: ``SQLiteError``.
-  package static func open(
-    path: String, mode: OpenMode = .readWrite, create: Bool = false
-  ) throws -> SQLiteConnection {
-    try SQLiteConnection(path: path, mode: mode, create: create)
   }
 
   /// A new private in-memory database.
@@ -258,19 +243,9 @@ package final class SQLiteConnection {
   /// `path` with its parent directory resolved by `realpath` (the last component untouched), or `path`
   /// unchanged when the directory cannot be resolved (SQLite then reports the problem).
   static func resolvingParentDirectory(of path: String) -> String {
-    guard let slash = path.lastIndex(of: "/") else {
-      return resolved(directory: ".").map { $0 + "/" + path } ?? path
-    }
-    let directory = slash == path.startIndex ? "/" : String(path[..<slash])
-    let name = path[path.index(after: slash)...]
-    guard !name.isEmpty, let real = resolved(directory: directory) else { return path }
+    let name = POSIX.lastComponent(of: path)
+    guard !name.isEmpty, let real = POSIX.realPath(POSIX.parentFolder(of: path)) else { return path }
     return (real.hasSuffix("/") ? real : real + "/") + name
-  }
-
-  private static func resolved(directory: String) -> String? {
-    guard let real = realpath(directory, nil) else { return nil }
-    defer { free(real) }
-    return String(cString: real)
   }
 
   /// `file:` URI with `immutable=1` for `path`, every byte outside the URI's unreserved set and `/`

@@ -1,13 +1,5 @@
 internal import PLDSQLite3
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// An error reported by SQLite: the result code, SQLite's own message and the SQL that failed.
 ///
 /// Every SQLite call in `Storage/` that returns something other than `SQLITE_OK` (or the expected
@@ -90,12 +82,11 @@ extension SQLiteError {
   /// `EACCES` or `EROFS` (a read-only mount).
   package var isWriteRefusedBySystem: Bool {
     (code == SQLITE_IOERR || code == SQLITE_CANTOPEN)
-      && [EPERM, EACCES, EROFS].contains(systemErrno)
+      && [POSIX.ErrorCode.notPermitted, POSIX.ErrorCode.accessDenied, POSIX.ErrorCode.readOnlyFileSystem]
+        .contains(systemErrno)
   }
   /// `SQLITE_CONSTRAINT` (19): a `PRIMARY KEY`, `UNIQUE`, `NOT NULL` or `CHECK` constraint failed.
   package var isConstraint: Bool { code == SQLITE_CONSTRAINT }
-  /// `SQLITE_MISUSE` (21): an API called out of order, e.g. a statement of a closed connection.
-  package var isMisuse: Bool { code == SQLITE_MISUSE }
   /// `SQLITE_CANTOPEN_SYMLINK`: the path names a symbolic link and the connection refuses to follow it.
   package var isSymlinkRefused: Bool { extendedCode == Self.cantOpenSymlink }
 

@@ -1,13 +1,3 @@
-import Foundation
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Claims a database file for one store in this process.
 ///
 /// A process keeps at most one writer connection per file: SQLite 3.40's WAL-reset bug can damage a
@@ -25,13 +15,14 @@ final class OpenFileRegistration: Sendable {
 
   /// Claims the file at `path`, which must exist.
   init(path: String) throws {
-    var info = stat()
-    guard stat(path, &info) == 0 else {
-      let code = errno
+    let status: POSIX.FileStatus
+    switch POSIX.status(path) {
+    case .success(let found): status = found
+    case .failure(let failure):
       throw PersistentLiveDataError.cannotOpen(
-        path: path, code: code, reason: String(cString: strerror(code)))
+        path: path, code: failure.code, reason: POSIX.message(for: failure.code))
     }
-    let identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    let identity = FileIdentity(device: status.device, inode: status.inode)
     let claimed = Self.openFiles.withLock { $0.insert(identity).inserted }
     guard claimed else { throw PersistentLiveDataError.alreadyOpen(path: path) }
     self.identity = identity

@@ -38,7 +38,4 @@ enum SQL {
       JOIN pld_values AS v ON v.key = k.key
         AND v.version = (SELECT max(version) FROM pld_values WHERE key = k.key)
       """
-  static let userTables = """
-    SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'
-    """
 }

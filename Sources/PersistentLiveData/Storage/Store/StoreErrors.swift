@@ -1,13 +1,3 @@
-import Foundation
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Turns storage-layer errors into ``PersistentLiveDataError``s that name the file.
 enum StoreErrors {
   /// Whether the file system refuses writes to the database, its WAL or its folder (an immutable file, a
@@ -15,10 +5,9 @@ enum StoreErrors {
   /// `errno` of a failed write in 3.40, so the files are asked directly.
   static func isWriteRefused(_ path: String) -> Bool {
     guard path != ":memory:" else { return false }
-    let folder = (path as NSString).deletingLastPathComponent
-    let candidates = [path, path + "-wal", folder.isEmpty ? "." : folder]
+    let candidates = [path, path + "-wal", POSIX.parentFolder(of: path)]
     return candidates.contains { candidate in
-      access(candidate, F_OK) == 0 && access(candidate, W_OK) != 0
+      POSIX.exists(candidate) && !POSIX.isWritable(candidate)
     }
   }
 
@@ -30,7 +19,8 @@ enum StoreErrors {
   static func map(_ error: SQLiteError, path: String) -> PersistentLiveDataError {
     // SQLite reports some writes that found no room as I/O errors (growing the -shm file on open:
     // SQLITE_IOERR_SHMSIZE); the errno says what happened.
-    if error.isFull || (error.isIOError && [ENOSPC, EDQUOT].contains(error.systemErrno)) {
+    let noRoom = [POSIX.ErrorCode.noSpace, POSIX.ErrorCode.quotaExceeded]
+    if error.isFull || (error.isIOError && noRoom.contains(error.systemErrno)) {
       return .diskFull(path: path)
     }
     if error.isReadOnly || error.isWriteRefusedBySystem { return .readOnly(path: path) }

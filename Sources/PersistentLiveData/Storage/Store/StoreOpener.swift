@@ -1,19 +1,12 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Creates or validates a store file and opens its connection.
 ///
-/// Validation comes before anything is written: a file that is not ours — not SQLite, another
-/// application's database, truncated, damaged, or of a newer schema — is refused with a distinct
-/// ``PersistentLiveDataError`` and left byte-for-byte as it was. Only then does the store switch the
-/// file to WAL, set `synchronous`, and apply migrations.
+/// Validation comes before anything is written: a file that is not ours — a directory, not SQLite,
+/// another application's database, truncated, damaged, or of a newer schema — is refused with a distinct
+/// ``PersistentLiveDataError`` and left byte-for-byte as it was, by the same ``StoreFileValidator``
+/// pld-tool uses. Only then does the store switch the file to WAL, set `synchronous`, and apply
+/// migrations.
 struct StoreOpener {
   let path: String?
   let options: StoreOptions
@@ -32,12 +25,15 @@ struct StoreOpener {
       let applied = try configure(connection, path: ":memory:")
       return Opened(connection: connection, registration: nil, latestRows: [:], appliedMigrations: applied)
     }
-    try prepareFile(at: path)
+    let file = try prepareFile(at: path)
     let registration = try OpenFileRegistration(path: path)
-    let hadWriteAheadLog = Self.hasWriteAheadLog(path)
+    let hadWriteAheadLog = StoreFileValidator.hasWriteAheadLog(path)
     let connection = try map(path: path) { try SQLiteConnection(path: path, mode: .readWrite) }
     do {
-      try validateContents(of: connection, path: path)
+      _ = try map(path: path) {
+        try StoreFileValidator.checkContents(
+          of: connection, path: path, file: file, verifyingIntegrity: options.verifiesIntegrityOnOpen)
+      }
       let applied = try configure(connection, path: path)
       let rows = try map(path: path) { try Self.readLatestRows(connection) }
       return Opened(
@@ -54,115 +50,29 @@ struct StoreOpener {
     }
   }
 
-  /// Refuses symbolic links and files that are not SQLite; creates a missing file (0600) and its
-  /// missing folders (0700).
-  private func prepareFile(at path: String) throws {
-    // SQLite opens the -wal and -shm with O_NOFOLLOW too, but reports a planted link only as "unable to
-    // open database file": name it.
-    for companion in [path + "-wal", path + "-shm"] where DatabaseFile.isSymbolicLink(path: companion) {
-      throw PersistentLiveDataError.symbolicLink(path: companion)
-    }
-    let status: DatabaseFileStatus
-    do {
-      status = try DatabaseFile.classify(path: path)
-    } catch {
-      throw PersistentLiveDataError.cannotOpen(path: path, code: error.errno, reason: error.description)
-    }
-    switch status {
-    case .missing:
-      try createFile(at: path)
-    case .empty, .sqlite:
-      break
-    case .symbolicLink:
-      throw PersistentLiveDataError.symbolicLink(path: path)
-    case .notRegularFile, .notSQLite:
-      throw PersistentLiveDataError.notADatabase(path: path)
-    case .truncated where Self.hasWriteAheadLog(path):
-      // Not damage: a checkpoint copies pages in increasing order, page 1 (holding the new size)
-      // first, so a crash or power loss in the middle of one leaves a file shorter than its header
-      // says, with every missing page still in the WAL. SQLite's recovery replays it; quick_check in
-      // `validateContents` refuses the file if pages are really missing.
-      break
-    case .truncated(let header, let fileSize):
-      let expected = header.expectedFileSize ?? 0
-      throw PersistentLiveDataError.corrupt(
-        path: path, detail: "truncated: \(fileSize) bytes of \(expected)")
-    }
-  }
-
-  /// Whether a non-empty `-wal` file lies next to the database.
-  static func hasWriteAheadLog(_ path: String) -> Bool {
-    var info = stat()
-    return lstat(path + "-wal", &info) == 0 && info.st_mode & S_IFMT == S_IFREG && info.st_size > 0
-  }
-
-  private func createFile(at path: String) throws {
-    let folder = (path as NSString).deletingLastPathComponent
-    if !folder.isEmpty, !FileManager.default.fileExists(atPath: folder) {
+  /// Refuses what the validator refuses; creates a missing file (0600) and its missing folders (0700).
+  private func prepareFile(at path: String) throws -> StoreFileValidator.FileVerdict {
+    let file = try StoreFileValidator.checkFile(at: path, access: .readWrite)
+    guard file == .missing else { return file }
+    let folder = POSIX.parentFolder(of: path)
+    if !FileManager.default.fileExists(atPath: folder) {
       do {
         try FileManager.default.createDirectory(
           atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
       } catch {
         throw PersistentLiveDataError.cannotOpen(
-          path: path, code: Int32(EACCES), reason: "cannot create folder \(folder)")
+          path: path, code: POSIX.ErrorCode.accessDenied, reason: "cannot create folder \(folder)")
       }
     }
-    let descriptor = open(path, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, 0o600)
-    if descriptor < 0 {
-      let code = errno
+    do {
+      try POSIX.createExclusively(path, permissions: 0o600)
+    } catch {
       // Created by someone else in the meantime: validate it like any existing file.
-      if code == EEXIST { return try prepareFile(at: path) }
+      if error.code == POSIX.ErrorCode.exists { return try prepareFile(at: path) }
       throw PersistentLiveDataError.cannotOpen(
-        path: path, code: code, reason: String(cString: strerror(code)))
+        path: path, code: error.code, reason: POSIX.message(for: error.code))
     }
-    close(descriptor)
-  }
-
-  /// Reads the identity of the file without changing it.
-  private func validateContents(of connection: SQLiteConnection, path: String) throws {
-    let (applicationID, schemaVersion, tables) = try map(path: path) {
-      (
-        try connection.pragmaInt("application_id"),
-        try connection.pragmaInt("user_version"),
-        try Self.userTables(connection)
-      )
-    }
-    if applicationID == 0 && tables.isEmpty && schemaVersion == 0 {
-      return  // a new, empty database
-    }
-    guard applicationID == Int64(Migrator.applicationID) else {
-      throw PersistentLiveDataError.foreignDatabase(path: path)
-    }
-    if schemaVersion > Int64(Migrator.latestVersion) {
-      throw PersistentLiveDataError.schemaTooNew(
-        path: path, found: Int(schemaVersion), supported: Migrator.latestVersion)
-    }
-    if options.verifiesIntegrityOnOpen {
-      let result = try map(path: path) { try connection.scalarText("PRAGMA quick_check") }
-      if let result, result != "ok" {
-        if let failure = Self.readFailure(inQuickCheckResult: result) {
-          throw StoreErrors.map(failure, path: path)
-        }
-        throw PersistentLiveDataError.corrupt(path: path, detail: result)
-      }
-    }
-  }
-
-  /// A page that quick_check could not read is reported as a result row, not as an error: "Page 3:
-  /// unable to get the page. error code=266" (a b-tree page) or "failed to get page 28" (an overflow or
-  /// freelist page whose number is valid; invalid numbers are reported as such). A read failure says
-  /// nothing about the file's content: it is returned as the I/O error it was, not as damage.
-  static func readFailure(inQuickCheckResult result: String) -> SQLiteError? {
-    if let marker = result.range(of: "unable to get the page. error code=") {
-      let digits = result[marker.upperBound...].prefix { $0.isASCII && $0.isNumber }
-      guard let code = Int32(digits) else { return nil }
-      let error = SQLiteError(extendedCode: code, message: result)
-      return error.isCorrupt || error.isNotADatabase ? nil : error
-    }
-    if result.contains("failed to get page") {
-      return SQLiteError(extendedCode: SQLiteError.ioErrorCode, message: result)
-    }
-    return nil
+    return .empty
   }
 
   /// WAL, `synchronous` from the durability option, the busy timeout, then migrations.
@@ -184,15 +94,35 @@ struct StoreOpener {
     }
     do {
       return try Migrator().migrate(connection)
-    } catch let error as MigrationError {
-      switch error {
-      case .schemaTooNew(let found, let supported):
-        throw PersistentLiveDataError.schemaTooNew(path: path, found: found, supported: supported)
-      default:
-        throw PersistentLiveDataError.sqlite(path: path, code: 0, message: "\(error)")
-      }
     } catch {
-      throw StoreErrors.map(error, path: path)
+      throw Self.migrationError(error, connection: connection, path: path)
+    }
+  }
+
+  /// What a failed migration is reported as: the validator's verdicts for a file that changed under the
+  /// write lock; the storage error for what the environment refused (full disk, read-only file, lock,
+  /// damage); ``PersistentLiveDataError/migrationFailed(path:version:name:reason:)`` for the rest.
+  static func migrationError(_ error: any Error, connection: SQLiteConnection, path: String) -> any Error {
+    // The failed migration was rolled back: it is the one after the file's current version.
+    func failed(_ reason: String) -> PersistentLiveDataError {
+      let current = (try? Migrator().schemaVersion(of: connection)) ?? 0
+      let migration = MigrationCatalog.migrations.first { $0.version == current + 1 }
+      return .migrationFailed(
+        path: path, version: current + 1, name: migration?.name ?? "unknown", reason: reason)
+    }
+    switch error {
+    case MigrationError.schemaTooNew(let found, let supported):
+      return PersistentLiveDataError.schemaTooNew(path: path, found: found, supported: supported)
+    case MigrationError.foreignDatabase:
+      return PersistentLiveDataError.foreignDatabase(path: path)
+    case let error as MigrationError:
+      return failed(error.description)
+    case let error as SQLiteError:
+      let mapped = StoreErrors.map(error, path: path)
+      if case .sqlite = mapped { return failed(error.message) }
+      return mapped
+    default:
+      return error
     }
   }
 
@@ -202,13 +132,6 @@ struct StoreOpener {
     } catch {
       throw StoreErrors.map(error, path: path)
     }
-  }
-
-  static func userTables(_ connection: SQLiteConnection) throws -> [String] {
-    let statement = try connection.prepare(SQL.userTables)
-    var names: [String] = []
-    while try statement.step() { names.append(statement.text(0)) }
-    return names
   }
 
   /// Files up to this size are read by one scan; larger ones (long histories) by a skip-scan.

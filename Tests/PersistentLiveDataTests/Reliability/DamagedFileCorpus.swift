@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+
+@testable import PersistentLiveData
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Every kind of file the store and pld-tool must judge alike: sound stores, damaged ones, files that
+/// are not stores, and paths that are not files. Each case builds `store.db` in a folder of its own and
+/// names the verdict both must give: `opens`, or the ``PersistentLiveDataError`` case of the refusal.
+struct DamagedFileCase: Sendable, CustomStringConvertible {
+  let name: String
+  let expected: String
+  let build: @Sendable (_ path: String) throws -> Void
+
+  var description: String { name }
+
+  /// A closed, checkpointed store of about 60 pages (DamagedFileTests' 200 versions and 50 keys).
+  static func store(_ path: String) throws {
+    try Reliability.DamagedFileTests.writeStore(at: path)
+  }
+
+  /// A writer killed after `acknowledged` commits, which leaves them in a hot `-wal` file.
+  static func killWriter(_ path: String, after acknowledged: Int64) throws {
+    let child = try ChildProcess(ChildProcess.testChildPath, ["records", path, "crash/record", "full"])
+    while let line = child.readLine(), (acknowledgedVersions([line]).first ?? 0) < acknowledged {}
+    child.kill(SIGKILL)
+    child.wait()
+  }
+
+  static func overwritePage(_ path: String, index: (_ pages: Int) -> Int, with filler: (Int) -> Data) throws {
+    var bytes = try #require(fileBytes(path))
+    let pageSize = Reliability.DamagedFileTests.pageSize(bytes)
+    let page = index(bytes.count / pageSize)
+    bytes.replaceSubrange(page * pageSize..<(page + 1) * pageSize, with: filler(pageSize))
+    try writeFile(path, bytes)
+  }
+
+  /// A database another client made: `sql` run on a new file.
+  static func database(_ path: String, _ sql: String) throws {
+    let connection = try SQLiteConnection(path: path, mode: .readWrite, create: true)
+    defer { connection.close() }
+    try connection.execute(sql)
+  }
+
+  static let all: [DamagedFileCase] = [
+    DamagedFileCase(name: "sound store", expected: "opens", build: store),
+    DamagedFileCase(name: "store with a hot WAL (killed writer)", expected: "opens") { path in
+      try killWriter(path, after: 20)
+    },
+    DamagedFileCase(name: "0-byte file", expected: "opens") { try writeFile($0, Data()) },
+    DamagedFileCase(name: "text file", expected: "notADatabase") {
+      try writeFile($0, Data("Shopping list:\n- milk\n- bread\n".utf8))
+    },
+    DamagedFileCase(name: "random bytes", expected: "notADatabase") {
+      try writeFile($0, pseudoRandomBytes(count: 16_384))
+    },
+    DamagedFileCase(name: "shorter than a header", expected: "notADatabase") {
+      try writeFile($0, Data("SQLite".utf8))
+    },
+    DamagedFileCase(name: "header zeroed", expected: "notADatabase") { path in
+      try store(path)
+      try overwritePage(path, index: { _ in 0 }, with: { Data(count: $0) })
+    },
+    DamagedFileCase(name: "zeroed page in the middle", expected: "corrupt") { path in
+      try store(path)
+      try overwritePage(path, index: { $0 / 2 }, with: { Data(count: $0) })
+    },
+    DamagedFileCase(name: "zeroed last page", expected: "corrupt") { path in
+      try store(path)
+      try overwritePage(path, index: { $0 - 1 }, with: { Data(count: $0) })
+    },
+    DamagedFileCase(name: "garbage page", expected: "corrupt") { path in
+      try store(path)
+      try overwritePage(path, index: { $0 / 3 }, with: { pseudoRandomBytes(count: $0, seed: 7) })
+    },
+    DamagedFileCase(name: "truncated", expected: "corrupt") { path in
+      try store(path)
+      try truncateFile(path, to: try #require(fileBytes(path)).count / 2)
+    },
+    DamagedFileCase(name: "cut short by an interrupted checkpoint, with its WAL", expected: "opens") { path in
+      try killWriter(path, after: 120)
+      // What an interrupted checkpoint writes first: the newest committed page 1 from the WAL.
+      let wal = try #require(fileBytes(path + "-wal"))
+      let pageOne = try #require(WriteAheadLog.newestCommittedImage(ofPage: 1, in: wal))
+      let handle = try #require(FileHandle(forUpdatingAtPath: path))
+      try handle.write(contentsOf: pageOne)
+      try handle.close()
+      guard case .truncated = try DatabaseFile.classify(path: path) else {
+        throw TestSupportError("the file should look truncated")
+      }
+    },
+    DamagedFileCase(name: "truncated, with a WAL that lacks the missing pages", expected: "corrupt") { path in
+      try store(path)
+      try killWriter(path, after: 5)
+      try truncateFile(path, to: try #require(fileBytes(path)).count / 2)
+    },
+    DamagedFileCase(name: "damaged, with a hot WAL", expected: "corrupt") { path in
+      try store(path)
+      try killWriter(path, after: 5)
+      try overwritePage(path, index: { $0 - 1 }, with: { pseudoRandomBytes(count: $0, seed: 11) })
+    },
+    DamagedFileCase(name: "another application's database", expected: "foreignDatabase") {
+      try database(
+        $0, "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes(body) VALUES ('hi');")
+    },
+    DamagedFileCase(name: "our table name without our application_id", expected: "foreignDatabase") {
+      try database(
+        $0, "CREATE TABLE pld_values(key TEXT, version INTEGER, written_at INTEGER, payload TEXT);")
+    },
+    DamagedFileCase(name: "another application_id, no table", expected: "foreignDatabase") {
+      try database($0, "PRAGMA application_id = 1234567; CREATE TABLE t(x); DROP TABLE t;")
+    },
+    DamagedFileCase(name: "no application_id, a schema version, no table", expected: "foreignDatabase") {
+      try database($0, "PRAGMA user_version = 1; CREATE TABLE t(x); DROP TABLE t;")
+    },
+    DamagedFileCase(name: "newer schema", expected: "schemaTooNew") { path in
+      try store(path)
+      try database(path, "PRAGMA user_version = 9999;")
+    },
+    DamagedFileCase(name: "symbolic link to a store", expected: "symbolicLink") { path in
+      try store(path + ".real")
+      try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: path + ".real")
+    },
+    DamagedFileCase(name: "dangling symbolic link", expected: "symbolicLink") { path in
+      try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: path + ".gone")
+    },
+    DamagedFileCase(name: "-wal is a symbolic link", expected: "symbolicLink") { path in
+      try store(path)
+      try writeFile(path + ".victim", Data("do not touch\n".utf8))
+      try FileManager.default.createSymbolicLink(atPath: path + "-wal", withDestinationPath: path + ".victim")
+    },
+    DamagedFileCase(name: "-shm is a symbolic link", expected: "symbolicLink") { path in
+      try store(path)
+      try writeFile(path + ".victim", Data("do not touch\n".utf8))
+      try FileManager.default.createSymbolicLink(atPath: path + "-shm", withDestinationPath: path + ".victim")
+    },
+    DamagedFileCase(name: "directory", expected: "isADirectory") { path in
+      try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+    },
+    DamagedFileCase(name: "FIFO", expected: "notADatabase") { path in
+      guard mkfifo(path, 0o600) == 0 else { throw TestSupportError("mkfifo: errno \(errno)") }
+    },
+  ]
+}
