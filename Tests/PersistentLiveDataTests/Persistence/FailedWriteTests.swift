@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -31,8 +32,8 @@ extension Persistence {
     }
 
     @Test func setOfUnencodableValueThrowsAndChangesNothing() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let store = try PersistentStore(path: path)
       let reading = try store.liveData("reading", default: Reading(value: 0))
       try reading.set(Reading(value: 1.5))
@@ -59,8 +60,8 @@ extension Persistence {
     }
 
     @Test func setWhoseEncodeThrowsChangesNothing() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let store = try PersistentStore(path: path)
       let refusing = try store.liveData("refusing", default: Refusing(refuse: false, payload: 0))
       let recorder = ObservedValues<Refusing>()
@@ -85,8 +86,8 @@ extension Persistence {
 
     @Test func updateWhoseTransformThrowsChangesNothing() throws {
       struct Refused: Error {}
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let store = try PersistentStore(path: path)
       let count = try store.liveData("count", default: 0)
       try count.set(1)
@@ -111,8 +112,8 @@ extension Persistence {
     }
 
     @Test func updateProducingUnencodableValueChangesNothing() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let store = try PersistentStore(path: path)
       let reading = try store.liveData("reading", default: Reading(value: 1))
       try reading.set(Reading(value: 2))
@@ -176,8 +177,8 @@ extension Persistence {
     /// maps it into memory, and a write to an immutable mapping kills the process with SIGBUS.)
     @Test(.enabled(if: isRoot && chattrIsAvailable, "chattr +i needs root"))
     func setOnImmutableFileThrowsReadOnlyChangesNothingAndWorksOnceWritable() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let files = [path, path + "-wal"]
       do {
         let store = try PersistentStore(path: path)
@@ -217,8 +218,8 @@ extension Persistence {
     /// writes with `readOnly`; either way the file is unchanged and writes work again once it is writable.
     @Test(.enabled(if: isRoot && chattrIsAvailable, "chattr +i needs root"))
     func storeOnImmutableFileRefusesWritesWithReadOnly() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       do {
         let store = try PersistentStore(path: path)
         try store.liveData("note", default: "").set("kept")

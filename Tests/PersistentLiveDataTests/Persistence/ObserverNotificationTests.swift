@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -17,8 +18,8 @@ extension Persistence {
     }
 
     @Test func observerSeesTheCommittedVersionWhenCalled() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let count = try store.liveData("count", default: 0)
       var seen: [Seen] = []
       var callbackErrors: [String] = []
@@ -60,8 +61,8 @@ extension Persistence {
     /// committed, not only written inside an open transaction.
     @Test(.enabled(if: SQLiteCLI.isAvailable, "needs the sqlite3 command-line client"))
     func versionIsVisibleToAnotherConnectionWhenObserverIsCalled() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let store = try PersistentStore(path: path)
       let flag = try store.liveData("flag", default: false)
       var seenByOtherConnection: [String] = []
@@ -76,8 +77,8 @@ extension Persistence {
     }
 
     @Test func setsFromAnotherThreadAreDeliveredAfterTheirCommit() async throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let count = try store.liveData("count", default: 0)
       var seen: [Seen] = []
       let observer = count.observeForever(receiveCurrent: false) { delivered in
@@ -122,8 +123,8 @@ extension Persistence {
     }
 
     @Test func failedSetsFromAnotherThreadAreNeverDelivered() async throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let reading = try store.liveData("reading", default: Reading(value: 0))
       var delivered: [Reading] = []
       let observer = reading.observeForever(receiveCurrent: false) { delivered.append($0) }
@@ -147,8 +148,8 @@ extension Persistence {
     }
 
     @Test func observerMayReadAndWriteTheStoreFromItsCallback() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let source = try store.liveData("source", default: 0)
       let log = try store.liveData("log", default: [Int]())
       var historyLengths: [Int] = []
@@ -180,8 +181,8 @@ extension Persistence {
     /// main actor busy meanwhile. A deadlock never finishes.
     @Test(.timeLimit(.minutes(3)))
     func callbacksReadingTheStoreDoNotDeadlockWithWritersOnOtherThreads() async throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let count = try store.liveData("count", default: 0)
       var reads = 0
       var failures: [String] = []
@@ -216,8 +217,8 @@ extension Persistence {
     }
 
     @Test func rollbackNotifiesWithTheRestoredContent() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let name = try store.liveData("name", default: "")
       try name.set("first")
       try name.set("second")
@@ -230,8 +231,8 @@ extension Persistence {
     }
 
     @Test func rejectedRollbackNotifiesNobody() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let name = try store.liveData("name", default: "")
       try name.set("first")
       var delivered: [String] = []
@@ -242,13 +243,13 @@ extension Persistence {
     }
 
     @Test func restoredValueIsDeliveredAsCurrentToNewObservers() throws {
-      let folder = try TestDirectory()
+      let folder = try TemporaryDirectory()
       do {
-        let store = try PersistentStore(path: folder.file())
+        let store = try PersistentStore(path: folder.path("store.db"))
         try store.liveData("name", default: "").set("persisted")
         try store.close()
       }
-      let store = try PersistentStore(path: folder.file())
+      let store = try PersistentStore(path: folder.path("store.db"))
       let name = try store.liveData("name", default: "")
       var delivered: [String] = []
       let observer = name.observeForever { delivered.append($0) }

@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -9,8 +10,8 @@ extension Persistence {
     struct Abort: Error {}
 
     @Test func throwingBodyChangesNothingInMemoryOrOnDisk() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       do {
         let store = try PersistentStore(path: path)
         let from = try store.liveData("from", default: 100)
@@ -64,8 +65,8 @@ extension Persistence {
     }
 
     @Test func rolledBackTransactionIsAbsentAfterReopen() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       do {
         let store = try PersistentStore(path: path)
         let first = try store.liveData("first", default: 0)
@@ -90,8 +91,8 @@ extension Persistence {
     }
 
     @Test func failingSetInsideBodyRollsBackTheEarlierSets() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let count = try store.liveData("count", default: 0)
       let reading = try store.liveData("reading", default: Reading(value: 0))
       try count.set(1)
@@ -109,8 +110,8 @@ extension Persistence {
     }
 
     @Test func successfulBodyCommitsBothAndNotifiesOnlyAfterTheCommit() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let store = try PersistentStore(path: path)
       let from = try store.liveData("from", default: 100)
       let to = try store.liveData("to", default: 0)
@@ -153,8 +154,8 @@ extension Persistence {
     }
 
     @Test func committedTransactionIsVisibleToAnotherConnection() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let store = try PersistentStore(path: path)
       let first = try store.liveData("first", default: 0)
       let second = try store.liveData("second", default: 0)
@@ -175,8 +176,8 @@ extension Persistence {
     }
 
     @Test func updateInsideBodySeesEarlierWritesOfTheBody() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let count = try store.liveData("count", default: 0)
       try store.transaction {
         try count.update { $0 += 1 }
