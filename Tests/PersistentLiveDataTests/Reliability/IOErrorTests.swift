@@ -31,11 +31,6 @@ extension Reliability {
       var errorCases: Set<String> = []
     }
 
-    /// What an observer received.
-    @MainActor final class Received {
-      var values: [String] = []
-    }
-
     init() throws {
       #expect(pld_crashsim_register(0, 0) == 0, "the fault-injecting VFS could not be registered")
     }
@@ -98,8 +93,8 @@ extension Reliability {
         try configure(store)
         let live = try store.liveData(key, default: "")
         try live.set(Self.value(1))
-        let recorder = Received()
-        let observer = live.observeForever(receiveCurrent: false) { recorder.values.append($0) }
+        let recorder = DeliveryRecorder<String>()
+        let observer = live.observeForever(receiveCurrent: false, recorder.callback)
         defer { observer.cancel() }
 
         pld_crashsim_set_ioerr(point, persistent ? 1 : 0, Self.realPath(folder))
@@ -111,6 +106,8 @@ extension Reliability {
           // The operation completed before reaching the fault point: the loop is done.
           if case .failure(let error) = outcome {
             Issue.record("\(context): failed without a fault: \(error)")
+          } else {
+            recorder.expect([Self.value(2)], "\(context): observers")
           }
           break
         }
@@ -136,7 +133,7 @@ extension Reliability {
         // Memory, observers and disk agree.
         #expect(live.version == expected, "\(context): version in memory")
         #expect(live.value == Self.value(Int(expected)), "\(context): value in memory")
-        #expect(recorder.values == (expected == 2 ? [Self.value(2)] : []), "\(context): observers")
+        recorder.expect(expected == 2 ? [Self.value(2)] : [], "\(context): observers")
         let disk = try Self.disk(path, key: key)
         #expect(disk.integrity == "ok", "\(context)")
         #expect(disk.latest == expected, "\(context): on disk")
@@ -150,7 +147,7 @@ extension Reliability {
           continue
         }
         #expect(live.version == expected + 1, "\(context)")
-        #expect(recorder.values.last == Self.value(Int(expected) + 1), "\(context)")
+        recorder.expect([Self.value(Int(expected) + 1)], "\(context)")
         let recovered = try Self.disk(path, key: key)
         #expect(recovered.latest == expected + 1 && recovered.integrity == "ok", "\(context): after recovery")
         try store.close()

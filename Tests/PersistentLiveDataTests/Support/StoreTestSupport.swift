@@ -241,12 +241,6 @@ struct Refusing: Codable, Sendable, Equatable {
 
 // MARK: - Observation
 
-/// Records what observers received, and what the store said at that moment.
-@MainActor final class ObservedValues<Value: Sendable> {
-  var values: [Value] = []
-  var count: Int { values.count }
-}
-
 /// Polls `condition` on the main actor until it holds or `timeout` passes; returns whether it held.
 @MainActor func eventually(
   timeout: Duration = .seconds(5), _ condition: @MainActor () -> Bool
