@@ -60,8 +60,8 @@ let package = Package(
     .testTarget(
       name: "PersistentLiveDataTests",
       dependencies: [
-        "PersistentLiveData", "PersistentLiveDataTesting", "PLDCrashSim", "PLDFuzzHarness", "pld-test-child",
-        "pld-tool", "pld-todo",
+        "PersistentLiveData", "PersistentLiveDataTesting", "PLDCrashSim", "PLDFuzzHarness", "PLDTestSupport",
+        "pld-test-child", "pld-tool", "pld-todo",
       ],
       swiftSettings: swiftSettings
     ),
@@ -71,6 +71,14 @@ let package = Package(
       name: "PLDCrashSim",
       dependencies: ["PLDSQLite3"],
       path: "Tests/Helpers/PLDCrashSim"
+    ),
+    // What both test targets share: a fresh temporary directory per test. Test support only: no product
+    // contains it.
+    .target(
+      name: "PLDTestSupport",
+      dependencies: ["PersistentLiveData"],
+      path: "Tests/Helpers/PLDTestSupport",
+      swiftSettings: swiftSettings
     ),
     // A small program the tests run as a separate process: concurrent writers, crash targets.
     .executableTarget(
@@ -101,7 +109,7 @@ let package = Package(
     ),
     .testTarget(
       name: "pld-toolTests",
-      dependencies: ["pld-tool", "PersistentLiveData"],
+      dependencies: ["pld-tool", "PersistentLiveData", "PLDTestSupport"],
       swiftSettings: swiftSettings
     ),
   ]

@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 /// Runs the README's example program, `pld-todo`, as a user would: twice on the same database.

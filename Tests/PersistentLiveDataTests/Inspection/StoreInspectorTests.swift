@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -7,8 +8,8 @@ import Testing
 /// wrote.
 @Suite struct StoreInspectorTests {
   /// A store with "a" at versions 1…4 and "b" at 1…2, written through the library and closed.
-  private func makeStore(_ directory: TestDirectory) throws -> String {
-    let path = directory.file()
+  private func makeStore(_ directory: TemporaryDirectory) throws -> String {
+    let path = directory.path("store.db")
     let store = try PersistentStore(path: path)
     let a = try store.liveData("a", default: Profile(name: "", age: 0, tags: []))
     for age in 1...4 { try a.set(Profile(name: "ann", age: age, tags: ["t\(age)"])) }
@@ -20,16 +21,16 @@ import Testing
   }
 
   @Test func refusesFilesThatAreNotStoresWithoutCreatingOrChangingThem() throws {
-    let directory = try TestDirectory("inspector")
-    let missing = directory.file("missing.db")
+    let directory = try TemporaryDirectory("inspector")
+    let missing = directory.path("missing.db")
     #expect(throws: InspectionError.missingFile(path: missing)) { try StoreInspector(path: missing) }
     #expect(!fileExists(missing))
 
-    let text = directory.file("notes.txt")
+    let text = directory.path("notes.txt")
     try writeFile(text, Data("not a database at all, but long enough to have a header......".utf8))
     expectStoreError("notADatabase") { try StoreInspector(path: text) }
 
-    let foreign = directory.file("foreign.db")
+    let foreign = directory.path("foreign.db")
     let connection = try SQLiteConnection(path: foreign, mode: .readWrite, create: true)
     try connection.execute("CREATE TABLE contacts(name TEXT)")
     connection.close()
@@ -44,13 +45,13 @@ import Testing
     let error = expectStoreError("schemaTooNew") { try StoreInspector(path: newer) }
     #expect(error == .schemaTooNew(path: newer, found: 7, supported: Migrator.latestVersion))
 
-    let link = directory.file("link.db")
+    let link = directory.path("link.db")
     try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: newer)
     expectStoreError("symbolicLink") { try StoreInspector(path: link) }
   }
 
   @Test func refusesATruncatedFile() throws {
-    let directory = try TestDirectory("inspector")
+    let directory = try TemporaryDirectory("inspector")
     let path = try makeStore(directory)
     let checkpoint = try SQLiteConnection(path: path, mode: .readWrite)
     try checkpoint.walCheckpoint(.truncate)
@@ -61,8 +62,8 @@ import Testing
   }
 
   @Test func acceptsADatabaseWithoutTablesAsAnEmptyStoreAndLeavesItEmpty() throws {
-    let directory = try TestDirectory("inspector")
-    let path = directory.file("empty.db")
+    let directory = try TemporaryDirectory("inspector")
+    let path = directory.path("empty.db")
     try writeFile(path, Data())
     let inspector = try StoreInspector(path: path)
     #expect(inspector.schemaVersion == 0)
@@ -75,7 +76,7 @@ import Testing
   }
 
   @Test func reportsWhatTheLibraryWrote() throws {
-    let directory = try TestDirectory("inspector")
+    let directory = try TemporaryDirectory("inspector")
     let path = try makeStore(directory)
     let inspector = try StoreInspector(path: path)
     defer { inspector.close() }
@@ -122,7 +123,7 @@ import Testing
   }
 
   @Test func namesUnknownKeysAndVersions() throws {
-    let directory = try TestDirectory("inspector")
+    let directory = try TemporaryDirectory("inspector")
     let path = try makeStore(directory)
     let store = try PersistentStore(path: path)
     _ = try store.prune(key: "a", keep: 2)
@@ -146,7 +147,7 @@ import Testing
   }
 
   @Test func verifyFindsDamagedPayloadsAndGaps() throws {
-    let directory = try TestDirectory("inspector")
+    let directory = try TemporaryDirectory("inspector")
     let path = try makeStore(directory)
     let writer = try SQLiteConnection(path: path, mode: .readWrite)
     try writer.execute(
@@ -167,7 +168,7 @@ import Testing
   }
 
   @Test func readsLeaveTheFileUnchangedAndSeeOtherConnectionsCommits() throws {
-    let directory = try TestDirectory("inspector")
+    let directory = try TemporaryDirectory("inspector")
     let path = try makeStore(directory)
     let store = try PersistentStore(path: path)
     defer { try? store.close() }

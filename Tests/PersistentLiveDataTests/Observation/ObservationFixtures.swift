@@ -110,19 +110,3 @@ private final class StartGate: Sendable {
 struct Counted: Sendable, Equatable {
   var count: Int64 = 0
 }
-
-/// Mutable state shared with threads and detached tasks. An `NSLock` rather than `Mutex`: on Linux,
-/// ThreadSanitizer reports false races inside a contended `Mutex`.
-final class Locked<State: Sendable>: @unchecked Sendable {
-  private let lock = NSLock()
-  private var state: State
-
-  init(_ initial: State) { state = initial }
-
-  var value: State { lock.withLock { state } }
-
-  @discardableResult
-  func withLock<Result: Sendable>(_ body: (inout State) -> Result) -> Result {
-    lock.withLock { body(&state) }
-  }
-}

@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -7,8 +8,8 @@ extension Persistence {
   /// `set` and `update` from several real threads at once: every write is a version, none is lost.
   @Suite(.timeLimit(.minutes(3))) struct ConcurrentWriteTests {
     @Test func fourThreadsTimesTwoHundredSetsGiveEightHundredGapFreeVersions() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let store = try PersistentStore(path: path)
       let value = try store.liveData("value", default: -1)
       let errors = ErrorBox()
@@ -38,8 +39,8 @@ extension Persistence {
     }
 
     @Test func updateIsAnAtomicReadModifyWrite() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let count = try store.liveData("count", default: 0)
       let errors = ErrorBox()
       onThreads(4) { _ in
@@ -58,8 +59,8 @@ extension Persistence {
     }
 
     @Test func updateReturnsTheValueItWrote() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let count = try store.liveData("count", default: 0)
       let returned = ResultBox()
       onThreads(4) { _ in
@@ -71,8 +72,8 @@ extension Persistence {
     }
 
     @Test func concurrentWritesToDifferentKeysKeepEachKeyGapFree() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let values = try (0..<4).map { try store.liveData("key-\($0)", default: 0) }
       let errors = ErrorBox()
       onThreads(4) { thread in
@@ -92,8 +93,8 @@ extension Persistence {
     }
 
     @Test func transactionsAndSingleWritesFromSeveralThreadsStayAtomicAndGapFree() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let from = try store.liveData("from", default: 1_000)
       let to = try store.liveData("to", default: 0)
       let log = try store.liveData("log", default: 0)
@@ -131,8 +132,8 @@ extension Persistence {
     }
 
     @Test func concurrentLiveDataRequestsGetOneInstance() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       try store.liveData("shared", default: 0).set(7)
       let instances = InstanceBox()
       onThreads(4) { _ in

@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -22,8 +23,8 @@ extension Persistence {
     }
 
     @Test func payloadIsJSONWithSortedKeys() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let store = try PersistentStore(path: path)
       let shape = try store.liveData(
         "shape", default: Shape(zulu: "", name: "", size: .init(width: 0, height: 0, depth: 0), alpha: false))
@@ -54,8 +55,8 @@ extension Persistence {
     }
 
     @Test func anySQLiteClientCanQueryValuesWithJSONFunctions() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let store = try PersistentStore(path: path)
       let profile = try store.liveData("profile", default: Profile(name: "", age: 0, tags: []))
       try profile.set(Profile(name: "Ada", age: 36, tags: ["math"]))
@@ -81,8 +82,8 @@ extension Persistence {
     }
 
     @Test func writtenAtIsMillisecondsSinceTheEpochAndMatchesHistory() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let store = try PersistentStore(path: path)
       let value = try store.liveData("value", default: 0)
       try value.set(1)
@@ -102,9 +103,9 @@ extension Persistence {
     }
 
     @Test func fileIsInWALModeAndMarkedAsOurs() throws {
-      let folder = try TestDirectory()
-      let first = folder.file("first.db")
-      let second = folder.file("second.db")
+      let folder = try TemporaryDirectory()
+      let first = folder.path("first.db")
+      let second = folder.path("second.db")
       for path in [first, second] {
         let store = try PersistentStore(path: path)
         try store.liveData("value", default: 0).set(1)
@@ -126,8 +127,8 @@ extension Persistence {
       // (every `fallbackAutoCheckpointPages` pages) bounds the WAL when they never pause — unless a
       // reader keeps it from doing so: a store that leaves a statement open lets the WAL grow forever.
       // 3,000 writes of 3 KB are 9 MB of frames at least, more than one fallback period.
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let store = try PersistentStore(path: path, options: StoreOptions(durability: .normal))
       let value = try store.liveData("value", default: "")
       let text = String(repeating: "w", count: 3_000)

@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -20,8 +21,8 @@ extension Persistence {
     }
 
     @Test func setAfterAnotherProcessWroteUsesTheNextVersion() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let store = try PersistentStore(path: path)
       let count = try store.liveData("count", default: 0)
       try count.set(1)
@@ -35,8 +36,8 @@ extension Persistence {
     }
 
     @Test func updateAfterAnotherProcessWroteStartsFromItsValue() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let store = try PersistentStore(path: path)
       let count = try store.liveData("count", default: 0)
       try count.set(1)
@@ -49,8 +50,8 @@ extension Persistence {
     }
 
     @Test func historyShowsVersionsWrittenByAnotherProcess() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let store = try PersistentStore(path: path)
       let count = try store.liveData("count", default: 0)
       try count.set(1)

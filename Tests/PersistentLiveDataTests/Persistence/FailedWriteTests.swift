@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -31,13 +32,13 @@ extension Persistence {
     }
 
     @Test func setOfUnencodableValueThrowsAndChangesNothing() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let store = try PersistentStore(path: path)
       let reading = try store.liveData("reading", default: Reading(value: 0))
       try reading.set(Reading(value: 1.5))
-      let recorder = ObservedValues<Reading>()
-      let observer = reading.observeForever(receiveCurrent: false) { recorder.values.append($0) }
+      let recorder = DeliveryRecorder<Reading>()
+      let observer = reading.observeForever(receiveCurrent: false, recorder.callback)
       defer { observer.cancel() }
       let before = try Snapshot(reading, path: path)
       let walBefore = fileBytes(path + "-wal")
@@ -49,22 +50,22 @@ extension Persistence {
 
       #expect(try Snapshot(reading, path: path) == before)
       #expect(fileBytes(path + "-wal") == walBefore, "an encoding failure never reaches SQLite")
-      #expect(recorder.count == 0, "no observer call for a failed set")
+      recorder.expectNothing("no observer call for a failed set")
       #expect(try store.keys() == ["reading"])
 
       try reading.set(Reading(value: 2.5))
       #expect(reading.version == 2, "the failed set consumed no version number")
-      #expect(recorder.values == [Reading(value: 2.5)])
+      recorder.expect([Reading(value: 2.5)])
       #expect(try reading.history().map(\.version) == [2, 1])
     }
 
     @Test func setWhoseEncodeThrowsChangesNothing() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let store = try PersistentStore(path: path)
       let refusing = try store.liveData("refusing", default: Refusing(refuse: false, payload: 0))
-      let recorder = ObservedValues<Refusing>()
-      let observer = refusing.observeForever(receiveCurrent: false) { recorder.values.append($0) }
+      let recorder = DeliveryRecorder<Refusing>()
+      let observer = refusing.observeForever(receiveCurrent: false, recorder.callback)
       defer { observer.cancel() }
 
       // On a key never written: still nothing, not even the key.
@@ -77,21 +78,22 @@ extension Persistence {
       let before = try Snapshot(refusing, path: path)
       #expect(throws: (any Error).self) { try refusing.set(Refusing(refuse: true, payload: 2)) }
       #expect(try Snapshot(refusing, path: path) == before)
-      #expect(recorder.values == [Refusing(refuse: false, payload: 1)])
+      recorder.expect([Refusing(refuse: false, payload: 1)])
 
       try refusing.set(Refusing(refuse: false, payload: 3))
       #expect(refusing.version == 2)
+      recorder.expect([Refusing(refuse: false, payload: 3)])
     }
 
     @Test func updateWhoseTransformThrowsChangesNothing() throws {
       struct Refused: Error {}
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let store = try PersistentStore(path: path)
       let count = try store.liveData("count", default: 0)
       try count.set(1)
-      let recorder = ObservedValues<Int>()
-      let observer = count.observeForever(receiveCurrent: false) { recorder.values.append($0) }
+      let recorder = DeliveryRecorder<Int>()
+      let observer = count.observeForever(receiveCurrent: false, recorder.callback)
       defer { observer.cancel() }
       let before = try Snapshot(count, path: path)
 
@@ -102,17 +104,17 @@ extension Persistence {
         }
       }
       #expect(try Snapshot(count, path: path) == before)
-      #expect(recorder.count == 0)
+      recorder.expectNothing()
 
       try count.update { $0 += 1 }
       #expect(count.value == 2)
       #expect(count.version == 2)
-      #expect(recorder.values == [2])
+      recorder.expect([2])
     }
 
     @Test func updateProducingUnencodableValueChangesNothing() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let store = try PersistentStore(path: path)
       let reading = try store.liveData("reading", default: Reading(value: 1))
       try reading.set(Reading(value: 2))
@@ -140,8 +142,8 @@ extension Persistence {
         defer { try? store.close() }
         let blob = try store.liveData("blob", default: "")
         try blob.set("small")
-        let recorder = ObservedValues<String>()
-        let observer = blob.observeForever(receiveCurrent: false) { recorder.values.append($0) }
+        let recorder = DeliveryRecorder<String>()
+        let observer = blob.observeForever(receiveCurrent: false, recorder.callback)
         defer { observer.cancel() }
         let before = try Snapshot(blob, path: path)
         let filler = try fileSystem.fill()
@@ -152,14 +154,14 @@ extension Persistence {
             #expect(error.description.contains("store.db"), "the error names the file: \(error)")
           }
           #expect(try Snapshot(blob, path: path) == before, "attempt \(attempt) changed something")
-          #expect(recorder.count == 0, "no observer call for a failed set")
+          recorder.expectNothing("no observer call for a failed set")
         }
 
         try FileManager.default.removeItem(atPath: filler)
         try blob.set(large)
         #expect(blob.version == 2, "the failed sets consumed no version number")
         #expect(blob.value == large)
-        #expect(recorder.values.count == 1)
+        recorder.expect([large])
         #expect(try blob.history().map(\.version) == [2, 1])
       }
 
@@ -176,16 +178,16 @@ extension Persistence {
     /// maps it into memory, and a write to an immutable mapping kills the process with SIGBUS.)
     @Test(.enabled(if: isRoot && chattrIsAvailable, "chattr +i needs root"))
     func setOnImmutableFileThrowsReadOnlyChangesNothingAndWorksOnceWritable() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let files = [path, path + "-wal"]
       do {
         let store = try PersistentStore(path: path)
         defer { try? store.close() }
         let note = try store.liveData("note", default: "")
         try note.set("before")
-        let recorder = ObservedValues<String>()
-        let observer = note.observeForever(receiveCurrent: false) { recorder.values.append($0) }
+        let recorder = DeliveryRecorder<String>()
+        let observer = note.observeForever(receiveCurrent: false, recorder.callback)
         defer { observer.cancel() }
         let before = try Snapshot(note, path: path)
 
@@ -199,13 +201,13 @@ extension Persistence {
           }
           #expect(note.value == "before")
           #expect(note.version == 1)
-          #expect(recorder.count == 0, "no observer call for a failed set")
+          recorder.expectNothing("no observer call for a failed set")
         }
         #expect(try Snapshot(note, path: path) == before)
 
         try note.set("after")
         #expect(note.version == 2, "the failed set consumed no version number")
-        #expect(recorder.values == ["after"])
+        recorder.expect(["after"])
       }
       let reopened = try PersistentStore(path: path)
       let note = try reopened.liveData("note", default: "")
@@ -217,8 +219,8 @@ extension Persistence {
     /// writes with `readOnly`; either way the file is unchanged and writes work again once it is writable.
     @Test(.enabled(if: isRoot && chattrIsAvailable, "chattr +i needs root"))
     func storeOnImmutableFileRefusesWritesWithReadOnly() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       do {
         let store = try PersistentStore(path: path)
         try store.liveData("note", default: "").set("kept")

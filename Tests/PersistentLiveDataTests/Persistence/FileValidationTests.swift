@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -41,8 +42,8 @@ extension Persistence {
 
     @Test(.enabled(if: SQLiteCLI.isAvailable, "needs the sqlite3 command-line client"))
     func refusedFileIsNotKeptClaimedByTheProcess() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       do {
         let store = try PersistentStore(path: path)
         try store.liveData("value", default: 0).set(1)
@@ -60,22 +61,22 @@ extension Persistence {
     }
 
     @Test func textFileIsNotADatabase() throws {
-      let folder = try TestDirectory()
-      let path = folder.file("notes.txt")
+      let folder = try TemporaryDirectory()
+      let path = folder.path("notes.txt")
       try writeFile(path, Data("Shopping list:\n- milk\n- bread\n".utf8))
       try expectRefused(path, with: "notADatabase")
     }
 
     @Test func randomBytesAreNotADatabase() throws {
-      let folder = try TestDirectory()
-      let path = folder.file("random.bin")
+      let folder = try TemporaryDirectory()
+      let path = folder.path("random.bin")
       try writeFile(path, pseudoRandomBytes(count: 16_384))
       try expectRefused(path, with: "notADatabase")
     }
 
     @Test func shortFileIsNotADatabase() throws {
-      let folder = try TestDirectory()
-      let path = folder.file("short.bin")
+      let folder = try TemporaryDirectory()
+      let path = folder.path("short.bin")
       try writeFile(path, Data("SQLite".utf8))
       try expectRefused(path, with: "notADatabase")
     }
@@ -99,8 +100,8 @@ extension Persistence {
     }
 
     @Test func emptyFileBecomesAStore() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       try writeFile(path, Data())
       do {
         let store = try PersistentStore(path: path)
@@ -117,8 +118,8 @@ extension Persistence {
 
     @Test(.enabled(if: SQLiteCLI.isAvailable, "needs the sqlite3 command-line client"))
     func anotherApplicationsDatabaseIsForeign() throws {
-      let folder = try TestDirectory()
-      let path = folder.file("other.db")
+      let folder = try TemporaryDirectory()
+      let path = folder.path("other.db")
       try SQLiteCLI.execute(
         path,
         "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes(body) VALUES ('hello');")
@@ -128,8 +129,8 @@ extension Persistence {
 
     @Test(.enabled(if: SQLiteCLI.isAvailable, "needs the sqlite3 command-line client"))
     func databaseWithOurTableNameButNoApplicationIDIsForeign() throws {
-      let folder = try TestDirectory()
-      let path = folder.file("lookalike.db")
+      let folder = try TemporaryDirectory()
+      let path = folder.path("lookalike.db")
       try SQLiteCLI.execute(
         path,
         "CREATE TABLE pld_values(key TEXT, version INTEGER, written_at INTEGER, payload TEXT); INSERT INTO pld_values VALUES ('k', 1, 0, '1');"
@@ -139,15 +140,15 @@ extension Persistence {
 
     @Test(.enabled(if: SQLiteCLI.isAvailable, "needs the sqlite3 command-line client"))
     func emptyDatabaseOfAnotherApplicationIsForeign() throws {
-      let folder = try TestDirectory()
-      let path = folder.file("marked.db")
+      let folder = try TemporaryDirectory()
+      let path = folder.path("marked.db")
       try SQLiteCLI.execute(path, "PRAGMA application_id = 1234567; CREATE TABLE t(x); DROP TABLE t;")
       try expectRefused(path, with: "foreignDatabase")
     }
 
     @Test func truncatedStoreIsCorrupt() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       try writeLargeStore(at: path)
       let size = try #require(fileBytes(path)).count
       #expect(size > 64 * 1024, "the store should span many pages (\(size) bytes)")
@@ -156,8 +157,8 @@ extension Persistence {
     }
 
     @Test func storeWithADamagedPageIsCorrupt() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       try writeLargeStore(at: path)
       let bytes = try #require(fileBytes(path))
       // The page size is the big-endian 16-bit value at offset 16 (1 means 65536).
@@ -171,8 +172,8 @@ extension Persistence {
 
     @Test(.enabled(if: SQLiteCLI.isAvailable, "needs the sqlite3 command-line client"))
     func storeOfANewerSchemaIsRefused() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       do {
         let store = try PersistentStore(path: path)
         try store.liveData("value", default: 0).set(1)

@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -31,8 +32,8 @@ extension Persistence {
     ]
 
     @Test func awkwardKeysRoundTripDistinctly() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let keys = Self.awkwardKeys
       do {
         let store = try PersistentStore(path: path)
@@ -69,8 +70,8 @@ extension Persistence {
     }
 
     @Test func keyWithEmbeddedNULIsNotTheKeyCutAtTheNUL() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let short = try store.liveData("a", default: "")
       let long = try store.liveData("a\u{0}b", default: "")
       #expect(short !== long)
@@ -84,15 +85,15 @@ extension Persistence {
     }
 
     @Test func emptyKeyIsRefused() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       expectStoreError("invalidKey") { try store.liveData("", default: 0) }
       #expect(try store.keys().isEmpty)
     }
 
     @Test func sameKeyAndTypeGiveTheSameInstance() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let first = try store.liveData("theme", default: "light")
       let second = try store.liveData("theme", default: "a different default")
       #expect(first === second)
@@ -102,8 +103,8 @@ extension Persistence {
     }
 
     @Test func sameKeyWithAnotherTypeThrowsTypeMismatch() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let theme = try store.liveData("theme", default: "light")
       try theme.set("dark")
       let error = expectStoreError("typeMismatch") { try store.liveData("theme", default: 0) }
@@ -118,9 +119,9 @@ extension Persistence {
     }
 
     @Test func sameKeyInAnotherStoreIsAnotherInstance() throws {
-      let folder = try TestDirectory()
-      let first = try PersistentStore(path: folder.file("first.db"))
-      let second = try PersistentStore(path: folder.file("second.db"))
+      let folder = try TemporaryDirectory()
+      let first = try PersistentStore(path: folder.path("first.db"))
+      let second = try PersistentStore(path: folder.path("second.db"))
       let one = try first.liveData("key", default: 0)
       let other = try second.liveData("key", default: 0)
       #expect(one !== other)

@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -13,8 +14,8 @@ extension Persistence {
   /// Closing, one store per file in a process, file modes and symbolic links.
   @Suite struct StoreFileTests {
     @Test func closedStoreRefusesWritesAndLookups() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let store = try PersistentStore(path: path)
       let count = try store.liveData("count", default: 0)
       try count.set(1)
@@ -37,8 +38,8 @@ extension Persistence {
     }
 
     @Test func newStoreOnTheSamePathWorksAfterClose() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let first = try PersistentStore(path: path)
       let old = try first.liveData("count", default: 0)
       try old.set(1)
@@ -55,8 +56,8 @@ extension Persistence {
     }
 
     @Test func secondStoreOnAnOpenFileIsRefused() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let first = try PersistentStore(path: path)
       let count = try first.liveData("count", default: 0)
       try count.set(1)
@@ -65,9 +66,9 @@ extension Persistence {
       if let error {
         #expect(error.description.contains("store.db"), "the error names the file: \(error)")
       }
-      try FileManager.default.createDirectory(atPath: folder.file("sub"), withIntermediateDirectories: true)
+      try FileManager.default.createDirectory(atPath: folder.path("sub"), withIntermediateDirectories: true)
       expectStoreError("alreadyOpen", "the same file under another spelling") {
-        try PersistentStore(path: folder.file("sub/../store.db"))
+        try PersistentStore(path: folder.path("sub/../store.db"))
       }
       expectStoreError("alreadyOpen", "the same file under another spelling") {
         try PersistentStore(path: folder.path + "//./store.db")
@@ -82,8 +83,8 @@ extension Persistence {
     }
 
     @Test func releasedStoreFreesTheFile() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       do {
         let store = try PersistentStore(path: path)
         try store.liveData("count", default: 0).set(1)
@@ -94,13 +95,13 @@ extension Persistence {
     }
 
     @Test func newFileIsPrivateAndMissingFoldersAreCreatedPrivate() throws {
-      let folder = try TestDirectory()
-      let path = folder.file("a/b/c/store.db")
+      let folder = try TemporaryDirectory()
+      let path = folder.path("a/b/c/store.db")
       let store = try PersistentStore(path: path)
       try store.liveData("value", default: 0).set(1)
       #expect(permissions(path) == 0o600, "database mode \(String(permissions(path) ?? 0, radix: 8))")
       for created in ["a", "a/b", "a/b/c"] {
-        let mode = permissions(folder.file(created))
+        let mode = permissions(folder.path(created))
         #expect(mode == 0o700, "folder \(created) mode \(String(mode ?? 0, radix: 8))")
       }
       for companion in ["-wal", "-shm"] where fileExists(path + companion) {
@@ -112,8 +113,8 @@ extension Persistence {
     }
 
     @Test func existingFileKeepsItsMode() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       try writeFile(path, Data())
       #expect(chmod(path, 0o640) == 0)
       let store = try PersistentStore(path: path)
@@ -123,15 +124,15 @@ extension Persistence {
     }
 
     @Test func symbolicLinkToAStoreIsRefused() throws {
-      let folder = try TestDirectory()
-      let target = folder.file("real.db")
+      let folder = try TemporaryDirectory()
+      let target = folder.path("real.db")
       do {
         let store = try PersistentStore(path: target)
         try store.liveData("value", default: 0).set(1)
         try store.close()
       }
       let before = fileBytes(target)
-      let link = folder.file("link.db")
+      let link = folder.path("link.db")
       try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
       let error = expectStoreError("symbolicLink") { try PersistentStore(path: link) }
       if let error {
@@ -142,9 +143,9 @@ extension Persistence {
     }
 
     @Test func danglingSymbolicLinkIsRefusedAndCreatesNothing() throws {
-      let folder = try TestDirectory()
-      let target = folder.file("missing.db")
-      let link = folder.file("link.db")
+      let folder = try TemporaryDirectory()
+      let target = folder.path("missing.db")
+      let link = folder.path("link.db")
       try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
       expectStoreError("symbolicLink") { try PersistentStore(path: link) }
       #expect(!fileExists(target), "the link's target must not be created")

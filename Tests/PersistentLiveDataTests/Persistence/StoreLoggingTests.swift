@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData

@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -7,8 +8,8 @@ extension Persistence {
   /// A value set is on disk and comes back: a new store on the same file restores every key.
   @Suite struct StoreRestoreTests {
     @Test func newStoreOnSameFileRestoresEveryKeysLatestValueAndVersion() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       do {
         let store = try PersistentStore(path: path)
         let count = try store.liveData("count", default: 0)
@@ -62,8 +63,8 @@ extension Persistence {
     }
 
     @Test func keyNeverWrittenStartsAtDefaultWithVersionZero() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let fresh = try store.liveData("fresh", default: "default")
       #expect(fresh.value == "default")
       #expect(fresh.version == 0)
@@ -75,29 +76,29 @@ extension Persistence {
     }
 
     @Test func restoredValueIgnoresTheNewDefault() throws {
-      let folder = try TestDirectory()
+      let folder = try TemporaryDirectory()
       do {
-        let store = try PersistentStore(path: folder.file())
+        let store = try PersistentStore(path: folder.path("store.db"))
         try store.liveData("greeting", default: "hello").set("bonjour")
         try store.close()
       }
-      let store = try PersistentStore(path: folder.file())
+      let store = try PersistentStore(path: folder.path("store.db"))
       let greeting = try store.liveData("greeting", default: "something else")
       #expect(greeting.value == "bonjour")
       #expect(greeting.version == 1)
     }
 
     @Test func restoresAcrossSeveralSessions() throws {
-      let folder = try TestDirectory()
+      let folder = try TemporaryDirectory()
       for session in 0..<4 {
-        let store = try PersistentStore(path: folder.file())
+        let store = try PersistentStore(path: folder.path("store.db"))
         let counter = try store.liveData("counter", default: 0)
         #expect(counter.version == Int64(session * 3))
         #expect(counter.value == session * 3)
         for _ in 0..<3 { try counter.update { $0 += 1 } }
         try store.close()
       }
-      let store = try PersistentStore(path: folder.file())
+      let store = try PersistentStore(path: folder.path("store.db"))
       let counter = try store.liveData("counter", default: 0)
       #expect(counter.version == 12)
       #expect(try counter.history().map(\.version) == Array((1...12).reversed()))
@@ -105,10 +106,10 @@ extension Persistence {
     }
 
     @Test func normalDurabilityPersistsAndFlushWorks() throws {
-      let folder = try TestDirectory()
+      let folder = try TemporaryDirectory()
       let options = StoreOptions(durability: .normal)
       do {
-        let store = try PersistentStore(path: folder.file(), options: options)
+        let store = try PersistentStore(path: folder.path("store.db"), options: options)
         let note = try store.liveData("note", default: "")
         try note.set("a")
         try note.set("b")
@@ -116,16 +117,16 @@ extension Persistence {
         try note.set("c")
         try store.close()
       }
-      let store = try PersistentStore(path: folder.file(), options: options)
+      let store = try PersistentStore(path: folder.path("store.db"), options: options)
       let note = try store.liveData("note", default: "")
       #expect(note.value == "c")
       #expect(note.version == 3)
     }
 
     @Test func flushAfterWritesSucceedsAndKeepsEverything() throws {
-      let folder = try TestDirectory()
+      let folder = try TemporaryDirectory()
       do {
-        let store = try PersistentStore(path: folder.file())
+        let store = try PersistentStore(path: folder.path("store.db"))
         try store.flush()  // nothing written yet
         let value = try store.liveData("value", default: 0)
         try value.set(1)
@@ -134,16 +135,16 @@ extension Persistence {
         try store.flush()
         try store.close()
       }
-      let store = try PersistentStore(path: folder.file())
+      let store = try PersistentStore(path: folder.path("store.db"))
       let value = try store.liveData("value", default: 0)
       #expect(value.value == 2)
       #expect(value.version == 2)
     }
 
     @Test func storeReportsItsPath() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
-      #expect(store.path == folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
+      #expect(store.path == folder.path("store.db"))
       #expect(try PersistentStore.inMemory().path == nil)
     }
   }

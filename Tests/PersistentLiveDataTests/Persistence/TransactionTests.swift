@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -9,20 +10,22 @@ extension Persistence {
     struct Abort: Error {}
 
     @Test func throwingBodyChangesNothingInMemoryOrOnDisk() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       do {
         let store = try PersistentStore(path: path)
         let from = try store.liveData("from", default: 100)
         let to = try store.liveData("to", default: 0)
         let fresh = try store.liveData("fresh", default: "")
         try from.set(100)
-        var deliveries = 0
+        let fromDeliveries = DeliveryRecorder<Int>()
+        let toDeliveries = DeliveryRecorder<Int>()
+        let freshDeliveries = DeliveryRecorder<String>()
         let observers = [
-          from.observeForever(receiveCurrent: false) { _ in deliveries += 1 },
-          to.observeForever(receiveCurrent: false) { _ in deliveries += 1 },
+          from.observeForever(receiveCurrent: false, fromDeliveries.callback),
+          to.observeForever(receiveCurrent: false, toDeliveries.callback),
         ]
-        let freshObserver = fresh.observeForever(receiveCurrent: false) { _ in deliveries += 1 }
+        let freshObserver = fresh.observeForever(receiveCurrent: false, freshDeliveries.callback)
         defer {
           for observer in observers { observer.cancel() }
           freshObserver.cancel()
@@ -43,7 +46,9 @@ extension Persistence {
         #expect(to.value == 0)
         #expect(to.version == 0)
         #expect(fresh.version == 0)
-        #expect(deliveries == 0, "no observer hears of a rolled-back transaction")
+        fromDeliveries.expectNothing("no observer hears of a rolled-back transaction")
+        toDeliveries.expectNothing("no observer hears of a rolled-back transaction")
+        freshDeliveries.expectNothing("no observer hears of a rolled-back transaction")
         #expect(try from.history().map(\.version) == [1])
         #expect(try to.history().isEmpty)
         #expect(try fresh.history().isEmpty)
@@ -53,8 +58,10 @@ extension Persistence {
         // Version numbers used inside the rolled-back transaction are not consumed.
         try to.set(5)
         #expect(to.version == 1)
+        toDeliveries.expect([5])
         try from.set(95)
         #expect(from.version == 2)
+        fromDeliveries.expect([95])
         try store.close()
       }
       let store = try PersistentStore(path: path)
@@ -64,8 +71,8 @@ extension Persistence {
     }
 
     @Test func rolledBackTransactionIsAbsentAfterReopen() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       do {
         let store = try PersistentStore(path: path)
         let first = try store.liveData("first", default: 0)
@@ -90,8 +97,8 @@ extension Persistence {
     }
 
     @Test func failingSetInsideBodyRollsBackTheEarlierSets() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let count = try store.liveData("count", default: 0)
       let reading = try store.liveData("reading", default: Reading(value: 0))
       try count.set(1)
@@ -109,21 +116,22 @@ extension Persistence {
     }
 
     @Test func successfulBodyCommitsBothAndNotifiesOnlyAfterTheCommit() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let store = try PersistentStore(path: path)
       let from = try store.liveData("from", default: 100)
       let to = try store.liveData("to", default: 0)
       try from.set(100)
-      var events: [String] = []
+      // The observers' calls and the end of the body, in the order they happened.
+      let calls = DeliveryRecorder<String>()
       let fromObserver = from.observeForever(receiveCurrent: false) { value in
         // Both writes are committed when anyone hears of either.
         let toNewest = (try? to.history(limit: 1).first?.value) ?? nil
-        events.append("from=\(value) to.stored=\(toNewest ?? -1)")
+        calls.record("from=\(value) to.stored=\(toNewest ?? -1)")
       }
       let toObserver = to.observeForever(receiveCurrent: false) { value in
         let fromNewest = (try? from.history(limit: 1).first?.value) ?? nil
-        events.append("to=\(value) from.stored=\(fromNewest ?? -1)")
+        calls.record("to=\(value) from.stored=\(fromNewest ?? -1)")
       }
       defer {
         fromObserver.cancel()
@@ -133,10 +141,11 @@ extension Persistence {
       try store.transaction {
         try from.update { $0 -= 10 }
         try to.update { $0 += 10 }
-        events.append("body end: from=\(from.value) v\(from.version), to=\(to.value) v\(to.version)")
+        calls.record("body end: from=\(from.value) v\(from.version), to=\(to.value) v\(to.version)")
       }
 
       // The order in which two live data are notified is not specified; that each is, after the commit, is.
+      let events = calls.takePending()
       #expect(events.first == "body end: from=100 v1, to=0 v0", "value and version change only at the commit")
       #expect(
         Set(events.dropFirst()) == ["from=90 to.stored=10", "to=10 from.stored=90"] && events.count == 3,
@@ -153,8 +162,8 @@ extension Persistence {
     }
 
     @Test func committedTransactionIsVisibleToAnotherConnection() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       let store = try PersistentStore(path: path)
       let first = try store.liveData("first", default: 0)
       let second = try store.liveData("second", default: 0)
@@ -175,8 +184,8 @@ extension Persistence {
     }
 
     @Test func updateInsideBodySeesEarlierWritesOfTheBody() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let count = try store.liveData("count", default: 0)
       try store.transaction {
         try count.update { $0 += 1 }

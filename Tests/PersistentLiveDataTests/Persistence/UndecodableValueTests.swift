@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -24,8 +25,8 @@ extension Persistence {
     }
 
     @Test func throwErrorIsTheDefaultAndNamesKeyAndVersion() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       try Self.writeInts([1, 2, 3], at: path)
       let bytesBefore = fileBytes(path)
 
@@ -51,8 +52,8 @@ extension Persistence {
     @Test func throwErrorAlsoAppliesToAStructThatLostAField() throws {
       struct Old: Codable, Sendable { var name: String }
       struct New: Codable, Sendable { var name: String; var size: Int }
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       do {
         let store = try PersistentStore(path: path)
         try store.liveData("shape", default: Old(name: "")).set(Old(name: "circle"))
@@ -68,8 +69,8 @@ extension Persistence {
     }
 
     @Test func useDefaultStartsFromTheDefaultAndLeavesRowsIntact() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       try Self.writeInts([1, 2, 3], at: path)
       let bytesBefore = fileBytes(path)
       do {
@@ -83,8 +84,8 @@ extension Persistence {
     }
 
     @Test func useDefaultThenSetWritesTheNextVersion() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       try Self.writeInts([1, 2, 3], at: path)
       do {
         let store = try PersistentStore(path: path, options: StoreOptions(onUndecodable: .useDefault))
@@ -103,8 +104,8 @@ extension Persistence {
     }
 
     @Test func lastDecodableFallsBackToTheNewestVersionThatDecodes() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       try Self.writeInts([10, 20], at: path)
       do {
         // Version 3 is a String.
@@ -135,8 +136,8 @@ extension Persistence {
     }
 
     @Test func lastDecodableWithNothingDecodableGivesTheDefault() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       try Self.writeInts([1, 2], at: path)
       let store = try PersistentStore(path: path, options: StoreOptions(onUndecodable: .lastDecodable))
       let text = try store.liveData(Self.key, default: "fallback")
@@ -146,8 +147,8 @@ extension Persistence {
     }
 
     @Test func undecodableRowIsNeverDeletedOrRewrittenByAnyPolicy() throws {
-      let folder = try TestDirectory()
-      let path = folder.file()
+      let folder = try TemporaryDirectory()
+      let path = folder.path("store.db")
       try Self.writeInts([7], at: path)
       for policy in [DecodeFailurePolicy.throwError, .useDefault, .lastDecodable] {
         let store = try PersistentStore(path: path, options: StoreOptions(onUndecodable: policy))

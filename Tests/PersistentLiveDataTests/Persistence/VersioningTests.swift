@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -7,8 +8,8 @@ extension Persistence {
   /// Versions per key are 1, 2, 3 … with no gap and never reused: across restarts, rollbacks and pruning.
   @Suite struct VersioningTests {
     @Test func firstSetIsVersionOneAndEachSetAddsOne() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let value = try store.liveData("value", default: "d")
       #expect(value.version == 0)
       for (index, text) in ["a", "b", "b", "c"].enumerated() {
@@ -21,8 +22,8 @@ extension Persistence {
     }
 
     @Test func versionsAreCountedPerKey() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let first = try store.liveData("first", default: 0)
       let second = try store.liveData("second", default: 0)
       try first.set(1)
@@ -35,9 +36,9 @@ extension Persistence {
     }
 
     @Test func versionsAreGapFreeAcrossRestartsAndRollbacks() throws {
-      let folder = try TestDirectory()
+      let folder = try TemporaryDirectory()
       do {
-        let store = try PersistentStore(path: folder.file())
+        let store = try PersistentStore(path: folder.path("store.db"))
         let value = try store.liveData("value", default: "")
         try value.set("v1")
         try value.set("v2")
@@ -45,7 +46,7 @@ extension Persistence {
         try store.close()
       }
       do {
-        let store = try PersistentStore(path: folder.file())
+        let store = try PersistentStore(path: folder.path("store.db"))
         let value = try store.liveData("value", default: "")
         try value.rollback(to: 1)
         #expect(value.version == 4, "a rollback writes a new version")
@@ -53,7 +54,7 @@ extension Persistence {
         try value.set("v5")
         try store.close()
       }
-      let store = try PersistentStore(path: folder.file())
+      let store = try PersistentStore(path: folder.path("store.db"))
       let value = try store.liveData("value", default: "")
       #expect(value.version == 5)
       try value.rollback(to: 4)
@@ -69,7 +70,7 @@ extension Persistence {
       if SQLiteCLI.isAvailable {
         try store.close()
         let raw = try SQLiteCLI.query(
-          folder.file(),
+          folder.path("store.db"),
           "SELECT group_concat(version, ',') FROM (SELECT version FROM pld_values WHERE key = 'value' ORDER BY version)"
         )
         #expect(raw == "1,2,3,4,5,6", "the file holds exactly one row per version")
@@ -77,8 +78,8 @@ extension Persistence {
     }
 
     @Test func rollbackWritesTheOldContentAsANewVersion() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let profile = try store.liveData("profile", default: Profile(name: "", age: 0, tags: []))
       let original = Profile(name: "Grace", age: 40, tags: ["navy"])
       try profile.set(original)
@@ -91,14 +92,14 @@ extension Persistence {
     }
 
     @Test func rollbackToUnknownVersionThrowsAndChangesNothing() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let value = try store.liveData("value", default: 0)
       expectStoreError("unknownVersion", "nothing written yet") { try value.rollback(to: 1) }
       try value.set(10)
       try value.set(20)
       let before = try value.history()
-      let bytesBefore = fileBytes(folder.file())
+      let bytesBefore = fileBytes(folder.path("store.db"))
       for version: Int64 in [0, -1, 3, 99, .max] {
         let error = expectStoreError("unknownVersion", "version \(version)") {
           try value.rollback(to: version)
@@ -110,14 +111,14 @@ extension Persistence {
       #expect(value.version == 2)
       #expect(value.value == 20)
       #expect(try value.history().map(\.version) == before.map(\.version))
-      #expect(fileBytes(folder.file()) == bytesBefore)
+      #expect(fileBytes(folder.path("store.db")) == bytesBefore)
       try value.set(30)
       #expect(value.version == 3, "a failed rollback consumes no version number")
     }
 
     @Test func historyIsNewestFirstWithNonIncreasingWriteTimes() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let value = try store.liveData("value", default: 0)
       let start = Date()
       for number in 1...20 { try value.set(number) }
@@ -136,8 +137,8 @@ extension Persistence {
     }
 
     @Test func historyLimitReturnsTheNewestVersions() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let value = try store.liveData("value", default: "")
       for letter in ["a", "b", "c", "d", "e"] { try value.set(letter) }
       #expect(try value.history(limit: 2).map(\.version) == [5, 4])
@@ -149,8 +150,8 @@ extension Persistence {
     }
 
     @Test func valueAtReturnsStoredVersionsAndNilForOthers() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let value = try store.liveData("value", default: "default")
       #expect(try value.value(at: 0) == nil, "version 0 is only the default; nothing was written")
       #expect(try value.value(at: 1) == nil)
@@ -165,8 +166,8 @@ extension Persistence {
     }
 
     @Test func versionNumbersOfOneKeyAreNotSharedWithAnother() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
       let first = try store.liveData("first", default: 0)
       let second = try store.liveData("second", default: 0)
       try first.set(1)
@@ -180,9 +181,9 @@ extension Persistence {
   /// `.last(N)` keeps the newest N versions visible, always the latest, and keeps counting.
   @Suite struct RetentionTests {
     @Test func historyNeverShowsMoreThanNAndVersionsKeepCounting() throws {
-      let folder = try TestDirectory()
+      let folder = try TemporaryDirectory()
       let options = StoreOptions(retention: .last(3))
-      let store = try PersistentStore(path: folder.file(), options: options)
+      let store = try PersistentStore(path: folder.path("store.db"), options: options)
       let value = try store.liveData("value", default: 0)
       for number in 1...300 {
         try value.set(number)
@@ -197,8 +198,9 @@ extension Persistence {
     }
 
     @Test func prunedVersionsAreGoneFromValueAtAndRollback() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file(), options: StoreOptions(retention: .last(2)))
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(
+        path: folder.path("store.db"), options: StoreOptions(retention: .last(2)))
       let value = try store.liveData("value", default: "")
       for number in 1...10 { try value.set("v\(number)") }
       #expect(try value.history().map(\.version) == [10, 9])
@@ -218,16 +220,16 @@ extension Persistence {
     }
 
     @Test func versionsAreNeverReusedAfterPruningAndRestart() throws {
-      let folder = try TestDirectory()
+      let folder = try TemporaryDirectory()
       let options = StoreOptions(retention: .last(1))
       do {
-        let store = try PersistentStore(path: folder.file(), options: options)
+        let store = try PersistentStore(path: folder.path("store.db"), options: options)
         let value = try store.liveData("value", default: 0)
         for number in 1...500 { try value.set(number) }
         #expect(try value.history().map(\.version) == [500])
         try store.close()
       }
-      let store = try PersistentStore(path: folder.file(), options: options)
+      let store = try PersistentStore(path: folder.path("store.db"), options: options)
       let value = try store.liveData("value", default: 0)
       #expect(value.version == 500)
       #expect(value.value == 500)
@@ -239,7 +241,7 @@ extension Persistence {
         try store.close()
         // Batched pruning may leave old rows on disk for a while, but never a duplicate or a renumbering.
         let rows = try SQLiteCLI.query(
-          folder.file(),
+          folder.path("store.db"),
           "SELECT count(*), count(DISTINCT version), max(version) FROM pld_values WHERE key = 'value'")
         let fields = rows.split(separator: "|").map(String.init)
         #expect(fields.count == 3)
@@ -252,8 +254,9 @@ extension Persistence {
     }
 
     @Test func retentionAppliesPerKey() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file(), options: StoreOptions(retention: .last(2)))
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(
+        path: folder.path("store.db"), options: StoreOptions(retention: .last(2)))
       let busy = try store.liveData("busy", default: 0)
       let quiet = try store.liveData("quiet", default: 0)
       try quiet.set(1)
@@ -263,8 +266,9 @@ extension Persistence {
     }
 
     @Test func retentionOfZeroStillKeepsTheLatest() throws {
-      let folder = try TestDirectory()
-      let store = try PersistentStore(path: folder.file(), options: StoreOptions(retention: .last(0)))
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(
+        path: folder.path("store.db"), options: StoreOptions(retention: .last(0)))
       let value = try store.liveData("value", default: 0)
       for number in 1...40 { try value.set(number) }
       #expect(try value.history().map(\.version) == [40], "never fewer than the latest")

@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -83,15 +84,15 @@ extension Reliability {
     }
 
     @Test func zeroedPagesAreRefused() throws {
-      let folder = try TestDirectory("damaged")
-      let pristine = folder.file("pristine.db")
+      let folder = try TemporaryDirectory("damaged")
+      let pristine = folder.path("pristine.db")
       try Self.writeStore(at: pristine)
       let bytes = try #require(fileBytes(pristine))
       let pageSize = Self.pageSize(bytes)
       let pages = bytes.count / pageSize
       var outcomes: [Int: Outcome] = [:]
       for page in [0, 1, 2, pages / 2, pages - 1] {
-        let path = folder.file("zeroed-\(page).db")
+        let path = folder.path("zeroed-\(page).db")
         var damaged = bytes
         damaged.replaceSubrange(page * pageSize..<(page + 1) * pageSize, with: Data(count: pageSize))
         try writeFile(path, damaged)
@@ -106,8 +107,8 @@ extension Reliability {
     /// Random pages overwritten with random bytes, 40 seeds: refused, or (damage inside a value that
     /// keeps the b-tree valid) opened with the value undecodable — never a crash or a silent reset.
     @Test func randomPagesNeverCrashOrReset() throws {
-      let folder = try TestDirectory("damaged")
-      let pristine = folder.file("pristine.db")
+      let folder = try TemporaryDirectory("damaged")
+      let pristine = folder.path("pristine.db")
       try Self.writeStore(at: pristine)
       let bytes = try #require(fileBytes(pristine))
       let pageSize = Self.pageSize(bytes)
@@ -121,7 +122,7 @@ extension Reliability {
           let garbage = pseudoRandomBytes(count: pageSize, seed: generator.next())
           damaged.replaceSubrange(page * pageSize..<(page + 1) * pageSize, with: garbage)
         }
-        let path = folder.file("random-\(seed).db")
+        let path = folder.path("random-\(seed).db")
         try writeFile(path, damaged)
         let outcome = Self.open(path)
         #expect(outcome != .opened(version: 0), "seed \(seed): a silent reset")
@@ -138,8 +139,8 @@ extension Reliability {
 
     /// Each field of the 100-byte header set to an impossible or foreign value.
     @Test func damagedHeaderFieldsAreRefusedOrHarmless() throws {
-      let folder = try TestDirectory("damaged")
-      let pristine = folder.file("pristine.db")
+      let folder = try TemporaryDirectory("damaged")
+      let pristine = folder.path("pristine.db")
       try Self.writeStore(at: pristine)
       let bytes = try #require(fileBytes(pristine))
       let mutations: [(String, Int, [UInt8])] = [
@@ -162,7 +163,7 @@ extension Reliability {
       for (name, offset, replacement) in mutations {
         var damaged = bytes
         damaged.replaceSubrange(offset..<offset + replacement.count, with: replacement)
-        let path = folder.file("header-\(outcomes.count).db")
+        let path = folder.path("header-\(outcomes.count).db")
         try writeFile(path, damaged)
         let outcome = Self.open(path)
         outcomes.append("\(name): \(outcome)")
@@ -182,8 +183,8 @@ extension Reliability {
     /// and neither file is touched — closing the refused connection must not checkpoint the WAL into the
     /// damaged file and delete it, which would destroy what a recovery tool needs.
     @Test func damagedDatabaseWithAHotWALIsRefusedWithBothFilesLeft() throws {
-      let folder = try TestDirectory("damaged")
-      let path = folder.file()
+      let folder = try TemporaryDirectory("damaged")
+      let path = folder.path("store.db")
       try Self.writeStore(at: path)
       let child = try ChildProcess(ChildProcess.testChildPath, ["records", path, "crash/record", "full"])
       while let line = child.readLine(), (acknowledgedVersions([line]).first ?? 0) < 5 {}
@@ -204,11 +205,11 @@ extension Reliability {
     /// leaves behind): SQLite cannot tell whose WAL it is. The result must be refused with the files left as
     /// they were, or open consistently — never a crash.
     @Test func walOfAnotherDatabaseIsRefusedWithBothFilesLeftOrOpensConsistently() throws {
-      let folder = try TestDirectory("damaged")
+      let folder = try TemporaryDirectory("damaged")
       // B: a checkpointed store of 200 versions; A: another store's hot WAL, left by a killed writer.
-      let target = folder.file("b.db")
+      let target = folder.path("b.db")
       try Self.writeStore(at: target)
-      let other = folder.file("a.db")
+      let other = folder.path("a.db")
       let child = try ChildProcess(ChildProcess.testChildPath, ["records", other, Self.key, "full"])
       while let line = child.readLine(), (acknowledgedVersions([line]).first ?? 0) < 60 {}
       child.kill(SIGKILL)

@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -173,8 +174,8 @@ extension Reliability {
     /// `chattr +i` on the folder: the store file is writable but no -wal can be created next to it.
     @Test(.enabled(if: isRoot && chattrIsAvailable, "chattr +i needs root"))
     func storeInAnImmutableFolderIsRefusedClearly() throws {
-      let folder = try TestDirectory("immutable-folder")
-      let path = folder.file()
+      let folder = try TemporaryDirectory("immutable-folder")
+      let path = folder.path("store.db")
       do {
         let store = try PersistentStore(path: path, options: Self.options())
         try store.liveData("value", default: 0).set(1)

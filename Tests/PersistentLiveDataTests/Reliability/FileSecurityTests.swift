@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -17,8 +18,8 @@ extension Reliability {
     func secretSurvivesPruning(
       secureDelete: Bool, forceOff: Bool = false, sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> Bool {
-      let folder = try TestDirectory("secure")
-      let path = folder.file()
+      let folder = try TemporaryDirectory("secure")
+      let path = folder.path("store.db")
       let secret = "secret-\(UUID().uuidString)"
       var options = StoreOptions()
       options.externalChangePollInterval = nil
@@ -67,15 +68,15 @@ extension Reliability {
 
     /// A `-wal` planted as a symbolic link next to an existing store: the store must not write through it.
     @Test func walPlantedAsASymbolicLinkIsNotWrittenThrough() throws {
-      let folder = try TestDirectory("symlink-wal")
-      let path = folder.file()
+      let folder = try TemporaryDirectory("symlink-wal")
+      let path = folder.path("store.db")
       do {
         let store = try PersistentStore(path: path)
         try store.liveData("value", default: 0).set(1)
         try store.close()
       }
       #expect(!fileExists(path + "-wal"), "a cleanly closed store leaves no WAL")
-      let victim = folder.file("victim.txt")
+      let victim = folder.path("victim.txt")
       try writeFile(victim, Data("do not touch\n".utf8))
       try FileManager.default.createSymbolicLink(atPath: path + "-wal", withDestinationPath: victim)
 

@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -17,8 +18,8 @@ extension Reliability {
     }
 
     @Test func keysOfExactlyOneMebibyteAreAcceptedAndOneByteMoreIsRefused() throws {
-      let folder = try TestDirectory("hostile")
-      let path = folder.file()
+      let folder = try TemporaryDirectory("hostile")
+      let path = folder.path("store.db")
       let ascii = String(repeating: "k", count: Self.limit)
       let twoByte = String(repeating: "é", count: Self.limit / 2)  // U+00E9: 2 bytes of UTF-8 each
       let withNULs =
@@ -47,8 +48,8 @@ extension Reliability {
     }
 
     @Test func valuesOfSixteenMebibytesRoundTrip() throws {
-      let folder = try TestDirectory("hostile")
-      let path = folder.file()
+      let folder = try TemporaryDirectory("hostile")
+      let path = folder.path("store.db")
       // Characters JSON must escape, several planes of Unicode, and a NUL, repeated to 16 MiB.
       let unit = "\"quoted\" \\ back\nslash\t \u{0} é 键 🔑 "
       let text = String(repeating: unit, count: (16 << 20) / unit.utf8.count + 1)
@@ -69,8 +70,8 @@ extension Reliability {
 
     /// Another client wrote a payload that is not UTF-8, an empty one, a blob and a NULL-ish one.
     @Test func payloadsThatAreNotJSONTextAreUndecodableNeverACrash() throws {
-      let folder = try TestDirectory("hostile")
-      let path = folder.file()
+      let folder = try TemporaryDirectory("hostile")
+      let path = folder.path("store.db")
       try Self.createStore(at: path)
       try Self.insertRaw(
         at: path,
@@ -106,8 +107,8 @@ extension Reliability {
     /// listed with U+FFFD in place of the bad bytes, reading them by that name finds nothing, and their
     /// rows are never touched.
     @Test func keysThatAreNotUTF8AreListedRepairedAndLeftAlone() throws {
-      let folder = try TestDirectory("hostile")
-      let path = folder.file()
+      let folder = try TemporaryDirectory("hostile")
+      let path = folder.path("store.db")
       try Self.createStore(at: path)
       try Self.insertRaw(
         at: path,
@@ -129,8 +130,8 @@ extension Reliability {
 
     /// A version at the top of the range (allowed by the schema): the next `set` is refused, no trap.
     @Test func keyAtTheLargestVersionRefusesTheNextSetWithoutATrap() throws {
-      let folder = try TestDirectory("hostile")
-      let path = folder.file()
+      let folder = try TemporaryDirectory("hostile")
+      let path = folder.path("store.db")
       try Self.createStore(at: path)
       try Self.insertRaw(at: path, [("at-max", Int64.max, "'1'")])
       var options = Self.options()
@@ -150,8 +151,8 @@ extension Reliability {
     /// Versions below 1 violate the schema's CHECK: the default open refuses the file as damaged (quick_check
     /// checks constraints) and leaves it alone; without the check, nothing traps on the arithmetic.
     @Test func versionsBelowOneAreRefusedAsDamagedAndNeverTrap() throws {
-      let folder = try TestDirectory("hostile")
-      let path = folder.file()
+      let folder = try TemporaryDirectory("hostile")
+      let path = folder.path("store.db")
       try Self.createStore(at: path)
       try Self.insertRaw(
         at: path, [("at-min", Int64.min, "'1'"), ("negative", -5, "'1'")], ignoringChecks: true)

@@ -1,5 +1,6 @@
 import Foundation
 import PLDCrashSim
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -30,11 +31,6 @@ extension Reliability {
       var errorCases: Set<String> = []
     }
 
-    /// What an observer received.
-    @MainActor final class Received {
-      var values: [String] = []
-    }
-
     init() throws {
       #expect(pld_crashsim_register(0, 0) == 0, "the fault-injecting VFS could not be registered")
     }
@@ -51,7 +47,7 @@ extension Reliability {
     }
 
     /// The folder's real path: SQLite names the files it opens by their full path.
-    nonisolated static func realPath(_ folder: TestDirectory) -> String {
+    nonisolated static func realPath(_ folder: TemporaryDirectory) -> String {
       guard let resolved = realpath(folder.path, nil) else { return folder.path }
       defer { free(resolved) }
       return String(cString: resolved)
@@ -70,8 +66,10 @@ extension Reliability {
 
     /// The newest version of `key` if the process died now: the files copied aside and reopened, so
     /// that SQLite recovers the WAL from what is in it.
-    nonisolated static func afterCrash(_ path: String, key: String, scratch: TestDirectory) throws -> Int64 {
-      let copy = scratch.file("crash-\(UUID().uuidString).db")
+    nonisolated static func afterCrash(
+      _ path: String, key: String, scratch: TemporaryDirectory
+    ) throws -> Int64 {
+      let copy = scratch.path("crash-\(UUID().uuidString).db")
       for suffix in ["", "-wal"] where fileExists(path + suffix) {
         try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix)
       }
@@ -88,15 +86,15 @@ extension Reliability {
       let key = "io/value"
       for point in 1...2_000 {
         await Task.yield()  // the main actor is shared with other suites' observers
-        let folder = try TestDirectory("ioerr")
-        let scratch = try TestDirectory("ioerr-crash")
-        let path = folder.file()
+        let folder = try TemporaryDirectory("ioerr")
+        let scratch = try TemporaryDirectory("ioerr-crash")
+        let path = folder.path("store.db")
         let store = try PersistentStore(path: path, options: Self.options())
         try configure(store)
         let live = try store.liveData(key, default: "")
         try live.set(Self.value(1))
-        let recorder = Received()
-        let observer = live.observeForever(receiveCurrent: false) { recorder.values.append($0) }
+        let recorder = DeliveryRecorder<String>()
+        let observer = live.observeForever(receiveCurrent: false, recorder.callback)
         defer { observer.cancel() }
 
         pld_crashsim_set_ioerr(point, persistent ? 1 : 0, Self.realPath(folder))
@@ -108,6 +106,8 @@ extension Reliability {
           // The operation completed before reaching the fault point: the loop is done.
           if case .failure(let error) = outcome {
             Issue.record("\(context): failed without a fault: \(error)")
+          } else {
+            recorder.expect([Self.value(2)], "\(context): observers")
           }
           break
         }
@@ -133,7 +133,7 @@ extension Reliability {
         // Memory, observers and disk agree.
         #expect(live.version == expected, "\(context): version in memory")
         #expect(live.value == Self.value(Int(expected)), "\(context): value in memory")
-        #expect(recorder.values == (expected == 2 ? [Self.value(2)] : []), "\(context): observers")
+        recorder.expect(expected == 2 ? [Self.value(2)] : [], "\(context): observers")
         let disk = try Self.disk(path, key: key)
         #expect(disk.integrity == "ok", "\(context)")
         #expect(disk.latest == expected, "\(context): on disk")
@@ -147,7 +147,7 @@ extension Reliability {
           continue
         }
         #expect(live.version == expected + 1, "\(context)")
-        #expect(recorder.values.last == Self.value(Int(expected) + 1), "\(context)")
+        recorder.expect([Self.value(Int(expected) + 1)], "\(context)")
         let recovered = try Self.disk(path, key: key)
         #expect(recovered.latest == expected + 1 && recovered.integrity == "ok", "\(context): after recovery")
         try store.close()
@@ -217,19 +217,21 @@ extension Reliability {
       persistent: Bool
     ) throws {
       let key = "crash/record"
-      let source = try TestDirectory("ioerr-source")
-      let child = try ChildProcess(ChildProcess.testChildPath, ["records", source.file(), key, "full"])
+      let source = try TemporaryDirectory("ioerr-source")
+      let child = try ChildProcess(
+        ChildProcess.testChildPath, ["records", source.path("store.db"), key, "full"])
       while let line = child.readLine(), (acknowledgedVersions([line]).first ?? 0) < 40 {}
       child.kill(SIGKILL)
       child.wait()
-      #expect(fileExists(source.file() + "-wal"), "the killed writer should leave a WAL to recover")
-      func copy(to folder: TestDirectory) throws -> String {
-        for suffix in ["", "-wal"] where fileExists(source.file() + suffix) {
-          try FileManager.default.copyItem(atPath: source.file() + suffix, toPath: folder.file() + suffix)
+      #expect(fileExists(source.path("store.db") + "-wal"), "the killed writer should leave a WAL to recover")
+      func copy(to folder: TemporaryDirectory) throws -> String {
+        for suffix in ["", "-wal"] where fileExists(source.path("store.db") + suffix) {
+          try FileManager.default.copyItem(
+            atPath: source.path("store.db") + suffix, toPath: folder.path("store.db") + suffix)
         }
-        return folder.file()
+        return folder.path("store.db")
       }
-      let reference = try TestDirectory("ioerr-reference")
+      let reference = try TemporaryDirectory("ioerr-reference")
       let expected = CrashInspection.inspect(path: try copy(to: reference), key: key, storeFirst: true)
       #expect(expected.isSound && expected.latest >= 40, "\(expected.summary)")
 
@@ -237,7 +239,7 @@ extension Reliability {
       var errorCases: Set<String> = []
       // Under a sanitizer every 5th fault point: the same code paths, a fifth of the time.
       for point in stride(from: 1, through: 2_000, by: Reliability.underSanitizer ? 5 : 1) {
-        let folder = try TestDirectory("ioerr-open")
+        let folder = try TemporaryDirectory("ioerr-open")
         let path = try copy(to: folder)
         pld_crashsim_set_ioerr(point, persistent ? 1 : 0, Self.realPath(folder))
         let outcome = Result { () throws -> Int64 in

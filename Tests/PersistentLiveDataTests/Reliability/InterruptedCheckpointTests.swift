@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -14,8 +15,8 @@ extension Reliability {
   /// SQLite recovers. (The power-loss loop found the store refusing such files as "truncated".)
   @Suite struct InterruptedCheckpointTests {
     @Test func fileCutShortByAnInterruptedCheckpointOpensWithEverythingAcknowledged() throws {
-      let folder = try TestDirectory("checkpoint")
-      let path = folder.file()
+      let folder = try TemporaryDirectory("checkpoint")
+      let path = folder.path("store.db")
       let key = "crash/record"
       // A killed writer leaves its commits in the WAL; the database file still has the first page only.
       let child = try ChildProcess(ChildProcess.testChildPath, ["records", path, key, "full"])

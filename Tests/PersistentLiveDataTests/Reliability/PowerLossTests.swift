@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -28,9 +29,9 @@ extension Reliability {
     /// Runs `iterations` simulated power losses of `mode` on a file continued from crash to crash; a
     /// file found damaged is replaced by a fresh one so that the loop goes on.
     func run(mode: String, durability: String, iterations: Int) throws -> Figures {
-      let folder = try TestDirectory("power")
+      let folder = try TemporaryDirectory("power")
       var generation = 0
-      var path = folder.file("store-0.db")
+      var path = folder.path("store-0.db")
       var restored: Int64 = 0
       var figures = Figures()
       if mode == "raw" { restored = try Self.writeSyncedBaseline(at: path) }
@@ -73,7 +74,7 @@ extension Reliability {
                 + inspection.summary)
           }
           generation += 1
-          path = folder.file("store-\(generation).db")
+          path = folder.path("store-\(generation).db")
           restored = mode == "raw" ? try Self.writeSyncedBaseline(at: path) : 0
         } else {
           restored = inspection.latest

@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -22,8 +23,8 @@ extension Reliability {
     @Test(arguments: ["full", "normal"])
     func killedWriterLosesNothingAcknowledgedAndNeverCorrupts(durability: String) throws {
       let iterations = Reliability.iterations("PLD_CRASH_ITERATIONS", default: 300, sanitized: 50)
-      let folder = try TestDirectory("kill")
-      var path = folder.file("store-0.db")
+      let folder = try TemporaryDirectory("kill")
+      var path = folder.path("store-0.db")
       var restored: Int64 = 0  // the newest version after the previous kill
       var landedUnacknowledged = 0
       var killedBeforeFirstAck = 0
@@ -35,7 +36,7 @@ extension Reliability {
 
       for iteration in 0..<iterations {
         if iteration > 0 && iteration % 50 == 0 {
-          path = folder.file("store-\(iteration / 50).db")
+          path = folder.path("store-\(iteration / 50).db")
           restored = 0
         }
         let child = try ChildProcess(ChildProcess.testChildPath, ["records", path, Self.key, durability])

@@ -1,5 +1,7 @@
 import Testing
 
+@testable import PersistentLiveData
+
 /// Records the values an observer receives so a test can assert the exact sequence.
 ///
 /// Exhaustive in the style of TCA's `TestStore`: every delivery must be asserted with ``expect(_:_:)``

@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 
 @testable import PersistentLiveData
 
@@ -20,19 +21,6 @@ extension TemporaryDirectory {
   /// Opens (creating) a read-write database `name` in the directory.
   func openDatabase(_ name: String = "test.db") throws -> SQLiteConnection {
     try SQLiteConnection(path: path(name), mode: .readWrite, create: true)
-  }
-
-  /// Writes `bytes` to `name` and returns its path.
-  @discardableResult
-  func write(_ bytes: [UInt8], to name: String) throws -> String {
-    let path = path(name)
-    try Data(bytes).write(to: URL(fileURLWithPath: path))
-    return path
-  }
-
-  /// The bytes of `name`, or `nil` when it does not exist.
-  func contents(of name: String) -> Data? {
-    FileManager.default.contents(atPath: path(name))
   }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -9,48 +10,8 @@ import Glibc
 import Darwin
 #endif
 
-// Helpers for the persistence tests: a fresh folder per test, raw file access, the sqlite3 command-line
+// Helpers for the persistence tests: raw file access, the sqlite3 command-line
 // client as an independent reader, fault injection (tmpfs, chattr) and error matching.
-
-// MARK: - Temporary folders
-
-/// A fresh folder under the system temporary directory.
-///
-/// Folders are removed when the test process exits rather than in `deinit`, so that a folder cannot
-/// disappear in the middle of a test whose last use of the `TestDirectory` value came early.
-final class TestDirectory: Sendable {
-  let path: String
-
-  init(_ label: String = "store") throws {
-    let base = FileManager.default.temporaryDirectory.path
-    path = "\(base)/pld-tests-\(label)-\(UUID().uuidString)"
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    TestDirectoryCleanup.shared.add(path)
-  }
-
-  /// A path inside the folder (nothing is created).
-  func file(_ name: String = "store.db") -> String { "\(path)/\(name)" }
-}
-
-/// Removes every test folder when the process exits.
-final class TestDirectoryCleanup: @unchecked Sendable {
-  static let shared = TestDirectoryCleanup()
-  private let lock = NSLock()
-  private var paths: [String] = []
-
-  private init() {
-    atexit { TestDirectoryCleanup.shared.removeAll() }
-  }
-
-  func add(_ path: String) {
-    lock.withLock { paths.append(path) }
-  }
-
-  func removeAll() {
-    let all = lock.withLock { paths }
-    for path in all { try? FileManager.default.removeItem(atPath: path) }
-  }
-}
 
 // MARK: - Files
 
@@ -177,12 +138,12 @@ var chattrIsAvailable: Bool { FileManager.default.isExecutableFile(atPath: "/usr
 
 /// A small tmpfs mounted on a fresh folder. Root only; call `unmount()` in a `defer`.
 final class SmallFileSystem {
-  let directory: TestDirectory
+  let directory: TemporaryDirectory
   var path: String { directory.path }
   private var mounted = false
 
   init(size: String) throws {
-    directory = try TestDirectory("tmpfs")
+    directory = try TemporaryDirectory("tmpfs")
     guard mount("tmpfs", directory.path, "tmpfs", 0, "size=\(size)") == 0 else {
       throw TestSupportError("mount tmpfs failed: errno \(errno)")
     }
@@ -279,12 +240,6 @@ struct Refusing: Codable, Sendable, Equatable {
 }
 
 // MARK: - Observation
-
-/// Records what observers received, and what the store said at that moment.
-@MainActor final class ObservedValues<Value: Sendable> {
-  var values: [Value] = []
-  var count: Int { values.count }
-}
 
 /// Polls `condition` on the main actor until it holds or `timeout` passes; returns whether it held.
 @MainActor func eventually(

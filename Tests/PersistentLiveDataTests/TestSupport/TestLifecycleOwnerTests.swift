@@ -8,22 +8,22 @@ import Testing
     let store = try PersistentStore.inMemory()
     let title = try store.liveData("title", default: "")
     let owner = TestLifecycleOwner()
-    var shown: [String] = []
-    title.observe(owner: owner) { shown.append($0) }
-    #expect(shown.isEmpty, "an initialized owner is not active")
+    let shown = DeliveryRecorder<String>()
+    title.observe(owner: owner, shown.callback)
+    shown.expectNothing("an initialized owner is not active")
 
     owner.activate()
     owner.deactivate()
     try title.set("a")
     try title.set("b")
-    #expect(shown == [""])
+    shown.expect([""])
     owner.activate()
-    #expect(shown == ["", "b"], "only the latest undelivered version on reactivation")
+    shown.expect(["b"], "only the latest undelivered version on reactivation")
 
     owner.destroy()
     #expect(!title.hasObservers, "destroying the owner removes its observers")
     try title.set("c")
-    #expect(shown == ["", "b"])
+    shown.expectNothing()
     #expect(owner.states == [.initialized, .active, .inactive, .active, .inactive, .deinitialized])
     #expect(owner.state == .initialized, "a fresh scope after destroy")
   }

@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import PersistentLiveData
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import PersistentLiveData
 
 /// A value type an application would store.
