@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -13,8 +14,8 @@ extension MigrationTests {
     /// A file marked as ours at schema version 0 that already has a `pld_values` table of another
     /// shape (someone's hand-made file): migration 1 cannot create its table.
     @Test func failingMigrationNamesFileMigrationAndCause() throws {
-      let folder = try TestDirectory("migration")
-      let path = folder.file()
+      let folder = try TemporaryDirectory("migration")
+      let path = folder.path("store.db")
       do {
         let connection = try SQLiteConnection(path: path, mode: .readWrite, create: true)
         defer { connection.close() }

@@ -84,8 +84,8 @@ extension Persistence {
     /// A directory where the file should be has its own error, which says what to do; nothing is
     /// created in it.
     @Test func directoryIsNamedAsADirectory() throws {
-      let folder = try TestDirectory()
-      let path = folder.file("state.db")
+      let folder = try TemporaryDirectory()
+      let path = folder.path("state.db")
       try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
       let error = expectStoreError("isADirectory") { try PersistentStore(path: path) }
       #expect(error == .isADirectory(path: path))

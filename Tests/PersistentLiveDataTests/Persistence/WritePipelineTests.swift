@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -43,8 +44,8 @@ extension Persistence {
     }
 
     @Test func rawJSONWrittenByTheToolIsDecodedWithTheLockReleased() throws {
-      let folder = try TestDirectory("pipeline")
-      let store = try PersistentStore(path: folder.file())
+      let folder = try TemporaryDirectory("pipeline")
+      let store = try PersistentStore(path: folder.path("store.db"))
       let live = try store.liveData("probe", default: Probe(number: 0))
       Probe.store.withLock { $0 = store }
       defer { Probe.store.withLock { $0 = nil } }

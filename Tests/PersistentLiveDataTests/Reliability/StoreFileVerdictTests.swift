@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -83,8 +84,8 @@ extension Reliability {
 
     @Test(arguments: DamagedFileCase.all)
     func libraryAndToolGiveTheSameVerdict(_ damaged: DamagedFileCase) throws {
-      let folder = try TestDirectory("verdict")
-      let path = folder.file()
+      let folder = try TemporaryDirectory("verdict")
+      let path = folder.path("store.db")
       try damaged.build(path)
       let before = Self.snapshot(path)
 

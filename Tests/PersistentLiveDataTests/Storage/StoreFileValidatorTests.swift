@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -8,10 +9,10 @@ extension StorageTests {
   /// Reliability/StoreFileVerdictTests runs both over every damaged file).
   @Suite struct StoreFileValidatorTests {
     @Test func fileVerdicts() throws {
-      let folder = try TestDirectory("validator")
-      let missing = folder.file("missing.db")
+      let folder = try TemporaryDirectory("validator")
+      let missing = folder.path("missing.db")
       #expect(try StoreFileValidator.checkFile(at: missing, access: .readOnly) == .missing)
-      let empty = folder.file("empty.db")
+      let empty = folder.path("empty.db")
       try writeFile(empty, Data())
       #expect(try StoreFileValidator.checkFile(at: empty, access: .readWrite) == .empty)
       #expect(throws: PersistentLiveDataError.isADirectory(path: folder.path)) {
@@ -27,8 +28,8 @@ extension StorageTests {
     /// A file cut short with a `-wal` next to it: accepted for a connection that reads the WAL, but only
     /// with `quick_check`; refused as truncated for an immutable read, which ignores the WAL.
     @Test func truncatedFileWithAWALDependsOnWhetherTheWALIsRead() throws {
-      let folder = try TestDirectory("validator")
-      let path = folder.file()
+      let folder = try TemporaryDirectory("validator")
+      let path = folder.path("store.db")
       try Reliability.DamagedFileTests.writeStore(at: path)
       try truncateFile(path, to: try #require(fileBytes(path)).count / 2)
       #expect(throws: PersistentLiveDataError.self) {
