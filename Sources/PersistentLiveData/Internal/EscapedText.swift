@@ -45,4 +45,10 @@ package enum EscapedText {
   package static func quoted(_ text: String) -> String {
     "\"" + escaped(text, quotes: true) + "\""
   }
+
+  /// `text` as ``quoted(_:)``, shortened to 200 characters: how errors and log messages name keys and
+  /// paths.
+  package static func quotedForMessage(_ text: String) -> String {
+    quoted(text.count > 200 ? String(text.prefix(200)) + "…" : text)
+  }
 }

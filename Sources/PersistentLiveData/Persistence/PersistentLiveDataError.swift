@@ -159,58 +159,57 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
   public var description: String {
     switch self {
     case .undecodable(let key, let version, let reason):
-      return "Version \(version) of key \(Self.quote(key)) cannot be decoded: \(reason)."
+      return "Version \(version) of key \(EscapedText.quotedForMessage(key)) cannot be decoded: \(reason)."
     case .encodingFailed(let key, let reason):
-      return "The value for key \(Self.quote(key)) cannot be encoded as JSON: \(reason)."
+      return "The value for key \(EscapedText.quotedForMessage(key)) cannot be encoded as JSON: \(reason)."
     case .typeMismatch(let key, let existing, let requested):
-      return "Key \(Self.quote(key)) is already open as \(existing), not \(requested)."
+      return "Key \(EscapedText.quotedForMessage(key)) is already open as \(existing), not \(requested)."
     case .invalidKey(let key, let reason):
-      return "Key \(Self.quote(key)) is invalid: \(reason)."
+      return "Key \(EscapedText.quotedForMessage(key)) is invalid: \(reason)."
     case .unknownVersion(let key, let version):
-      return "Version \(version) of key \(Self.quote(key)) does not exist or has been pruned."
+      return
+        "Version \(version) of key \(EscapedText.quotedForMessage(key)) does not exist or has been pruned."
     case .diskFull(let path):
-      return "The disk holding \(Self.quote(path)) is full; nothing was written."
+      return "The disk holding \(EscapedText.quotedForMessage(path)) is full; nothing was written."
     case .readOnly(let path):
-      return "\(Self.quote(path)) is read-only; nothing was written."
+      return "\(EscapedText.quotedForMessage(path)) is read-only; nothing was written."
     case .busy(let path):
-      return "\(Self.quote(path)) is locked by another connection; try again."
+      return "\(EscapedText.quotedForMessage(path)) is locked by another connection; try again."
     case .corrupt(let path, let detail):
-      return "\(Self.quote(path)) is a damaged database (\(detail)); it was left untouched."
+      return "\(EscapedText.quotedForMessage(path)) is a damaged database (\(detail)); it was left untouched."
     case .notADatabase(let path):
-      return "\(Self.quote(path)) is not an SQLite database; it was left untouched."
+      return "\(EscapedText.quotedForMessage(path)) is not an SQLite database; it was left untouched."
     case .foreignDatabase(let path):
-      return "\(Self.quote(path)) is another application's SQLite database, not a PersistentLiveData store."
+      return
+        "\(EscapedText.quotedForMessage(path)) is another application's SQLite database, not a PersistentLiveData store."
     case .schemaTooNew(let path, let found, let supported):
       return
-        "\(Self.quote(path)) has schema version \(found), newer than the \(supported) this library supports."
+        "\(EscapedText.quotedForMessage(path)) has schema version \(found), newer than the \(supported) this library supports."
     case .storeClosed(let path):
-      return "The store \(path.map(Self.quote) ?? "in memory") is closed."
+      return "The store \(path.map(EscapedText.quotedForMessage) ?? "in memory") is closed."
     case .alreadyOpen(let path):
-      return "\(Self.quote(path)) is already open in this process; use the existing PersistentStore."
+      return
+        "\(EscapedText.quotedForMessage(path)) is already open in this process; use the existing PersistentStore."
     case .symbolicLink(let path):
-      return "\(Self.quote(path)) is a symbolic link; stores do not follow symbolic links."
+      return "\(EscapedText.quotedForMessage(path)) is a symbolic link; stores do not follow symbolic links."
     case .cannotOpen(let path, let code, let reason):
-      return "\(Self.quote(path)) cannot be opened (code \(code)): \(reason)."
+      return "\(EscapedText.quotedForMessage(path)) cannot be opened (code \(code)): \(reason)."
     case .ioError(let path, let code, let reason):
-      return "I/O error on \(Self.quote(path)) (SQLite code \(code)): \(reason)."
+      return "I/O error on \(EscapedText.quotedForMessage(path)) (SQLite code \(code)): \(reason)."
     case .sqlite(let path, let code, let message):
-      return "SQLite error \(code) on \(path.map(Self.quote) ?? "the in-memory store"): \(message)."
+      return
+        "SQLite error \(code) on \(path.map(EscapedText.quotedForMessage) ?? "the in-memory store"): \(message)."
     case .versionsExhausted(let key, let path):
       return
-        "Key \(Self.quote(key)) in \(Self.quote(path)) has no version number left (it is at \(Int64.max)); "
+        "Key \(EscapedText.quotedForMessage(key)) in \(EscapedText.quotedForMessage(path)) has no version number left (it is at \(Int64.max)); "
         + "nothing was written. Store the value under a new key."
     case .isADirectory(let path):
       return
-        "\(Self.quote(path)) is a directory, not a database file; give the path of a file, such as one inside it, or move the directory away."
+        "\(EscapedText.quotedForMessage(path)) is a directory, not a database file; give the path of a file, such as one inside it, or move the directory away."
     case .migrationFailed(let path, let version, let name, let reason):
       return
-        "Migration \(version) (\(Self.quote(name))) of \(Self.quote(path)) failed (\(reason)); it was rolled back, leaving the file at schema version \(version - 1): report the cause to the app's developers."
+        "Migration \(version) (\(EscapedText.quotedForMessage(name))) of \(EscapedText.quotedForMessage(path)) failed (\(reason)); it was rolled back, leaving the file at schema version \(version - 1): report the cause to the app's developers."
     }
   }
 
-  /// A key or path quoted, with quotes, control characters and other unsafe characters escaped, and
-  /// shortened to 200 characters.
-  static func quote(_ text: String) -> String {
-    EscapedText.quoted(text.count > 200 ? String(text.prefix(200)) + "…" : text)
-  }
 }

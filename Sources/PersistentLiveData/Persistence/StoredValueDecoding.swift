@@ -48,7 +48,7 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
       return (try decode(latest), latest.version)
     } catch {
       let metadata: Logger.Metadata = [
-        "key": "\(PersistentLiveDataError.quote(key))", "version": "\(latest.version)", "error": "\(error)",
+        "key": "\(EscapedText.quotedForMessage(key))", "version": "\(latest.version)", "error": "\(error)",
       ]
       switch policy {
       case .throwError:
@@ -93,7 +93,7 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
       logger?.warning(
         "A version written elsewhere does not decode; the live value keeps its last version",
         metadata: [
-          "key": "\(PersistentLiveDataError.quote(key))", "version": "\(row.version)", "error": "\(error)",
+          "key": "\(EscapedText.quotedForMessage(key))", "version": "\(row.version)", "error": "\(error)",
         ])
       return nil
     }

@@ -32,11 +32,13 @@ package enum InspectionError: Error, CustomStringConvertible, Equatable, Sendabl
   package var description: String {
     switch self {
     case .missingFile(let path):
-      return "\(Self.quote(path)) does not exist."
+      return "\(EscapedText.quotedForMessage(path)) does not exist."
     case .unknownKey(let path, let key):
-      return "Key \(Self.quote(key)) is not stored in \(Self.quote(path))."
+      return
+        "Key \(EscapedText.quotedForMessage(key)) is not stored in \(EscapedText.quotedForMessage(path))."
     case .unknownVersion(let path, let key, let version, let oldest, let latest):
-      let subject = "Version \(version) of key \(Self.quote(key)) in \(Self.quote(path))"
+      let subject =
+        "Version \(version) of key \(EscapedText.quotedForMessage(key)) in \(EscapedText.quotedForMessage(path))"
       if version < 1 {
         return "\(subject) does not exist; versions start at 1."
       }
@@ -48,12 +50,9 @@ package enum InspectionError: Error, CustomStringConvertible, Equatable, Sendabl
       }
       return "\(subject) is missing; versions \(oldest) to \(latest) are kept."
     case .invalidPayload(let path, let key, let version):
-      return "Version \(version) of key \(Self.quote(key)) in \(Self.quote(path)) is not valid JSON."
+      return
+        "Version \(version) of key \(EscapedText.quotedForMessage(key)) in \(EscapedText.quotedForMessage(path)) is not valid JSON."
     }
   }
 
-  /// Quotes `text` the way ``PersistentLiveDataError`` does: control and format characters escaped.
-  static func quote(_ text: String) -> String {
-    PersistentLiveDataError.quote(text)
-  }
 }

@@ -16,14 +16,14 @@ package enum VerificationProblem: Sendable, Equatable, CustomStringConvertible {
   package var description: String {
     switch self {
     case .integrity(let message):
-      return "integrity: \(InspectionError.quote(message))"
+      return "integrity: \(EscapedText.quotedForMessage(message))"
     case .invalidJSON(let key, let version):
-      return "invalid JSON: version \(version) of key \(InspectionError.quote(key))"
+      return "invalid JSON: version \(version) of key \(EscapedText.quotedForMessage(key))"
     case .versionGap(let key, let missing):
       let versions =
         missing.count == 1
         ? "version \(missing.lowerBound)" : "versions \(missing.lowerBound) to \(missing.upperBound)"
-      return "version gap: key \(InspectionError.quote(key)) is missing \(versions)"
+      return "version gap: key \(EscapedText.quotedForMessage(key)) is missing \(versions)"
     }
   }
 }

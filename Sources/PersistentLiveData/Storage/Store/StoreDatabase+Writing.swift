@@ -24,7 +24,7 @@ extension StoreDatabase {
       logger.warning(
         "Slow write",
         metadata: [
-          "path": "\(displayPath)", "key": "\(PersistentLiveDataError.quote(write.key))",
+          "path": "\(displayPath)", "key": "\(EscapedText.quotedForMessage(write.key))",
           "version": "\(version)",
           "milliseconds": "\(Self.milliseconds(since: started))",
         ])
