@@ -31,6 +31,15 @@ final class LifecycleStateObservation: Cancellable, Sendable {
     callback?(state)
   }
 
+  /// Makes the next delivery call the callback even if it carries the state delivered last.
+  ///
+  /// For a LiveData observer that was deactivated between two notifications of its scope (because the
+  /// scope had already left `.active` when a value arrived): whichever state the scope reports next, the
+  /// observer hears of it and catches up if that state is `.active`.
+  func forgetLastDelivered() {
+    storage.withLock { $0.lastDelivered = nil }
+  }
+
   /// Stops deliveries and releases the callback. Idempotent; callable from any thread.
   func cancel() {
     // Take the closure out under the lock, release it outside: its captures may run deinits.

@@ -33,7 +33,13 @@
   /// scope.activate()
   /// scope.state   // .active
   /// ```
-  public private(set) var state: LifecycleState = .initialized
+  public private(set) var state: LifecycleState {
+    get { stateCell.value }
+    set { stateCell.value = newValue }
+  }
+
+  /// Where ``state`` is stored, shared with the LiveData observers bound to this scope.
+  let stateCell = LifecycleStateCell()
 
   /// The owners attached with ``attachChild(_:)``, in attachment order. The scope holds them strongly.
   ///
@@ -197,6 +203,13 @@
   /// - Returns: A token that ends the observation.
   @discardableResult
   public func observeState(_ onChange: @escaping @MainActor (LifecycleState) -> Void) -> any Cancellable {
+    addStateObservation(onChange)
+  }
+
+  /// ``observeState(_:)`` returning the observation itself, for the LiveData observers bound to the scope.
+  func addStateObservation(
+    _ onChange: @escaping @MainActor (LifecycleState) -> Void
+  ) -> LifecycleStateObservation {
     stateObservations.removeAll { $0.isCancelled }
     let observation = LifecycleStateObservation(onChange)
     stateObservations.append(observation)

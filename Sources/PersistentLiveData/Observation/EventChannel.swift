@@ -1,16 +1,19 @@
 /// The delivery machinery shared by ``FutureEvent`` and ``SingleEvent``: actions reach the observers that
 /// are active when the action is delivered, in trigger order, and nothing is replayed.
-final class EventChannel<Action: Sendable>: @unchecked Sendable {
+///
+/// Main-actor isolated, except ``send(_:isolation:)``, isolated to its caller: what it shares with
+/// the main actor is the `pending` queue, guarded by its lock.
+@MainActor final class EventChannel<Action: Sendable> {
   let registry = ObserverRegistry<Action>()
   /// Actions triggered off the main actor, waiting for the scheduled main-actor drain.
-  private let pending = Locked<(actions: [Action], drainScheduled: Bool)>(([], false))
-  /// Actions triggered on the main actor while a delivery was running; main-actor state.
+  private nonisolated let pending = Locked<(actions: [Action], drainScheduled: Bool)>(([], false))
+  /// Actions triggered on the main actor while a delivery was running.
   private var queued: [Action] = []
   private var isDelivering = false
   /// Whether observers are released once an action has been delivered (single events).
   private let releasesObserversAfterDelivery: Bool
 
-  init(releasesObserversAfterDelivery: Bool = false) {
+  nonisolated init(releasesObserversAfterDelivery: Bool = false) {
     self.releasesObserversAfterDelivery = releasesObserversAfterDelivery
   }
 
@@ -42,7 +45,7 @@ final class EventChannel<Action: Sendable>: @unchecked Sendable {
 
   /// Delivers to every active observer; an action triggered from a callback waits until this one has
   /// reached everybody, so all observers see actions in the same order.
-  @MainActor private func deliver(_ action: Action) {
+  private func deliver(_ action: Action) {
     queued.append(action)
     guard !isDelivering else { return }
     isDelivering = true
@@ -56,6 +59,8 @@ final class EventChannel<Action: Sendable>: @unchecked Sendable {
       for entry in registry.entries where entry.isActive && !entry.isRemoved {
         if entry.isDead {
           registry.remove(entry)
+        } else if entry.scopeIsNotActive {
+          registry.deactivateUntilScopeIsActive(entry)
         } else {
           entry.observer.update(next)
         }
@@ -64,7 +69,7 @@ final class EventChannel<Action: Sendable>: @unchecked Sendable {
     if releasesObserversAfterDelivery { registry.removeAll { _ in true } }
   }
 
-  @MainActor func register(_ observer: Observer<Action>, owner: AnyObject?) -> Bool {
+  func register(_ observer: Observer<Action>, owner: AnyObject?) -> Bool {
     registry.register(observer, owner: owner, deliversCurrent: false, deliveredVersion: -1) != nil
   }
 }

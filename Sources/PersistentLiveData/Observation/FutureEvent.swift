@@ -8,7 +8,7 @@
 /// showToast.observe(owner: screen) { message in toast.show(message) }
 /// showToast.trigger("Saved")
 /// ```
-public final class FutureEvent<Action: Sendable>: @unchecked Sendable {
+public final class FutureEvent<Action: Sendable>: Sendable {
   private let channel = EventChannel<Action>()
 
   /// Creates an event with no observers.

@@ -72,6 +72,10 @@ extension LiveData {
       registry.remove(entry)
       return
     }
+    if entry.scopeIsNotActive {
+      registry.deactivateUntilScopeIsActive(entry)
+      return
+    }
     entry.deliveredVersion = version
     entry.observer.update(value)
   }

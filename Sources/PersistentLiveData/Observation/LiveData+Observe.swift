@@ -163,7 +163,10 @@ extension LiveData {
 
   @MainActor @discardableResult
   func register(_ observer: Observer<Value>, owner: AnyObject?, receiveCurrent: Bool) -> Bool {
-    registry.register(observer, owner: owner, deliversCurrent: receiveCurrent, deliveredVersion: -1) != nil
+    registry.register(
+      observer, owner: owner, deliversCurrent: receiveCurrent, deliveredVersion: -1,
+      keepingAlive: heldByObservingLifecycles)
+      != nil
   }
 
   /// Registers an internal observer that has already seen `deliveredVersion` (used by transformations,

@@ -51,7 +51,7 @@ extension LiveData {
     result.addSource(self, deliveredVersion: current.version) { [weak result] value in
       guard let result else { return }
       let next = transform(value)
-      guard next !== backing.current else { return }
+      guard !backing.isCurrent(next) else { return }
       backing.attach(next, to: result, deliveredVersion: -1)
       if next == nil { result.set(nil) }
     }
@@ -85,13 +85,24 @@ extension LiveData {
 }
 
 /// The LiveData a `switchMap` result currently mirrors.
+///
+/// Held weakly: the result's source link decides whether the backing is kept alive (see
+/// `MediatorSource`), and a strong reference here would make result and backing hold each other.
 @MainActor
 private final class SwitchMapBacking<T: Sendable> {
-  private(set) var current: LiveData<T>?
+  private weak var current: LiveData<T>?
+  private var currentID: ObjectIdentifier?
+
+  /// Whether `next` is what the result mirrors already (`nil` included).
+  func isCurrent(_ next: LiveData<T>?) -> Bool {
+    guard let next else { return currentID == nil }
+    return next === current
+  }
 
   func attach(_ next: LiveData<T>?, to result: MediatorLiveData<T?>, deliveredVersion: Int64) {
-    if let previous = current { result.removeSource(previous) }
+    if let previousID = currentID { result.removeSource(id: previousID) }
     current = next
+    currentID = next.map(ObjectIdentifier.init)
     guard let next else { return }
     result.addSource(next, deliveredVersion: deliveredVersion) { [weak result] value in
       result?.set(value)

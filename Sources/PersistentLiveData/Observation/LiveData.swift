@@ -16,14 +16,20 @@
 /// ```
 ///
 /// Observation is main-actor work; see the delivery rules in the package documentation.
+///
+/// A derived LiveData (``map(_:)``, ``distinctUntilChanged()``, ``switchMap(_:)``, any
+/// ``MediatorLiveData``) that nobody references keeps working as long as it is observed: see
+/// ``MediatorLiveData``.
+// Sendable: `storage` is guarded by its own lock (`Locked`); everything else is main-actor isolated and
+// checked by the compiler. `@unchecked` only because an open class cannot be checked for Sendable.
 open class LiveData<Value: Sendable>: @unchecked Sendable {
   /// Value, version and async-sequence subscribers, readable and writable from any thread.
   let storage: Locked<LiveDataStorage<Value>>
-  /// The observers, created with the first registration; only touched on the main actor.
-  private var observerRegistry: ObserverRegistry<Value>?
-  /// Dispatch bookkeeping; only touched on the main actor.
-  var isDispatching = false
-  var dispatchInvalidated = false
+  /// The observers, created with the first registration.
+  @MainActor private var observerRegistry: ObserverRegistry<Value>?
+  /// Dispatch bookkeeping.
+  @MainActor var isDispatching = false
+  @MainActor var dispatchInvalidated = false
 
   /// Creates a LiveData holding `value` at version 0.
   ///
@@ -73,9 +79,20 @@ open class LiveData<Value: Sendable>: @unchecked Sendable {
     registry.onEntryActivated = { [weak self] entry in
       self?.dispatch(entry: entry)
     }
+    registry.onLifecycleHoldChange = { [weak self] held in
+      self?.lifecycleHoldDidChange(held)
+    }
     observerRegistry = registry
     return registry
   }
+
+  /// What the scope of each lifecycle-bound observer holds until the observer is removed: nothing for a
+  /// plain LiveData (its owner keeps it), the mediator itself for a ``MediatorLiveData``.
+  @MainActor var heldByObservingLifecycles: (any AnyObject & Sendable)? { nil }
+
+  /// Called when the first observer bound to a lifecycle registers (`true`) and when the last one goes
+  /// (`false`). A mediator, which those lifecycles then hold, passes the hold on to its sources.
+  @MainActor func lifecycleHoldDidChange(_ held: Bool) {}
 
   /// The registry if one exists, without creating it.
   @MainActor var existingRegistry: ObserverRegistry<Value>? { observerRegistry }

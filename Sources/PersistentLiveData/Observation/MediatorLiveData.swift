@@ -4,18 +4,29 @@
 /// costs nothing and keeps nothing running. When it becomes active again, each source delivers the
 /// versions the mediator has not seen yet.
 ///
+/// A mediator nobody references lives as long as it is observed, as on Android: while it has active
+/// observers its sources hold it, and a ``LifecycleOwner`` observing it holds it (and its sources) until the
+/// observer is removed. Capture the mediator weakly in `onChanged`: the mediator holds that closure.
+///
 /// ```swift
 /// let fullName = MediatorLiveData("")
-/// fullName.addSource(firstName) { _ in fullName.set("\(firstName.value) \(lastName.value)") }
-/// fullName.addSource(lastName) { _ in fullName.set("\(firstName.value) \(lastName.value)") }
+/// let update: @MainActor (String) -> Void = { [weak fullName] _ in
+///   fullName?.set("\(firstName.value) \(lastName.value)")
+/// }
+/// fullName.addSource(firstName, onChanged: update)
+/// fullName.addSource(lastName, onChanged: update)
 /// fullName.observe(owner: screen) { header.text = $0 }
 /// ```
 ///
 /// Subclasses that override ``LiveData/onActive()`` or ``LiveData/onInactive()`` must call `super`.
+// Sendable as LiveData is: the mediator's own state is main-actor isolated.
 open class MediatorLiveData<Value: Sendable>: MutableLiveData<Value>, @unchecked Sendable {
-  /// Sources in the order they were added; main-actor state.
-  private var sources: [MediatorSource] = []
-  private var isPlugged = false
+  /// Sources in the order they were added.
+  @MainActor private var sources: [any MediatorSourceLink] = []
+  @MainActor private var isPlugged = false
+  /// How many holders keep this mediator alive through a lifecycle: its own lifecycle-bound observers
+  /// (counted once) and each mediator held that way which has it as a source.
+  @MainActor private var lifecycleHolds = 0
 
   /// Starts observing `source` whenever this mediator is active, calling `onChanged` with its values.
   ///
@@ -23,11 +34,14 @@ open class MediatorLiveData<Value: Sendable>: MutableLiveData<Value>, @unchecked
   ///
   /// ```swift
   /// let errors = MediatorLiveData<String?>()
-  /// errors.addSource(network.lastError) { errors.set($0?.localizedDescription) }
+  /// errors.addSource(network.lastError) { [weak errors] in errors?.set($0?.localizedDescription) }
   /// ```
   /// - Parameters:
-  ///   - source: The LiveData to observe; the mediator keeps it alive until it is removed.
-  ///   - onChanged: Called on the main actor with each new version of the source.
+  ///   - source: The LiveData to observe. While the mediator has active observers the source holds the
+  ///     mediator, and the mediator holds the source only if a lifecycle owner observes it (a chain whose
+  ///     root nobody holds any more is released); otherwise the mediator keeps it alive until it is removed.
+  ///   - onChanged: Called on the main actor with each new version of the source. It should not capture
+  ///     the mediator strongly, or the mediator is never released.
   @MainActor public func addSource<S: Sendable>(
     _ source: LiveData<S>, onChanged: @escaping @MainActor (S) -> Void
   ) {
@@ -38,10 +52,12 @@ open class MediatorLiveData<Value: Sendable>: MutableLiveData<Value>, @unchecked
   @MainActor func addSource<S: Sendable>(
     _ source: LiveData<S>, deliveredVersion: Int64, onChanged: @escaping @MainActor (S) -> Void
   ) {
-    guard !sources.contains(where: { $0.source === source }) else { return }
+    let id = ObjectIdentifier(source)
+    guard !sources.contains(where: { $0.sourceID == id }) else { return }
     let link = MediatorSource(source: source, deliveredVersion: deliveredVersion, onChanged: onChanged)
     sources.append(link)
-    if hasActiveObservers { link.plug() }
+    if lifecycleHolds > 0 { link.setHeldByLifecycle(true) }
+    if hasActiveObservers { link.plug(into: self) }
   }
 
   /// Stops observing `source`.
@@ -51,9 +67,15 @@ open class MediatorLiveData<Value: Sendable>: MutableLiveData<Value>, @unchecked
   /// ```
   /// - Parameter source: A source added with ``addSource(_:onChanged:)``; others are ignored.
   @MainActor public func removeSource<S: Sendable>(_ source: LiveData<S>) {
-    guard let position = sources.firstIndex(where: { $0.source === source }) else { return }
+    removeSource(id: ObjectIdentifier(source))
+  }
+
+  /// Stops observing the source with identity `id`, if it is one.
+  @MainActor func removeSource(id: ObjectIdentifier) {
+    guard let position = sources.firstIndex(where: { $0.sourceID == id }) else { return }
     let link = sources.remove(at: position)
     link.unplug()
+    link.setHeldByLifecycle(false)
   }
 
   /// Starts observing the sources. Overrides must call `super.onActive()`.
@@ -63,7 +85,7 @@ open class MediatorLiveData<Value: Sendable>: MutableLiveData<Value>, @unchecked
   /// ```
   @MainActor open override func onActive() {
     isPlugged = true
-    for link in sources where isPlugged { link.plug() }
+    for link in sources where isPlugged { link.plug(into: self) }
   }
 
   /// Stops observing the sources. Overrides must call `super.onInactive()`.
@@ -75,37 +97,21 @@ open class MediatorLiveData<Value: Sendable>: MutableLiveData<Value>, @unchecked
     isPlugged = false
     for link in sources { link.unplug() }
   }
-}
 
-/// One source of a mediator, type-erased: it can plug (observe forever) and unplug, remembering the last
-/// version delivered so that replugging only delivers what is new.
-@MainActor
-final class MediatorSource {
-  let source: AnyObject
-  private let plugAction: @MainActor (Int64) -> Void
-  private let unplugAction: @MainActor () -> Int64?
-  private var deliveredVersion: Int64
-  private var isPlugged = false
+  /// The mediator itself: the scope of a lifecycle owner observing it keeps it alive.
+  @MainActor override var heldByObservingLifecycles: (any AnyObject & Sendable)? { self }
 
-  init<S: Sendable>(
-    source: LiveData<S>, deliveredVersion: Int64, onChanged: @escaping @MainActor (S) -> Void
-  ) {
-    self.source = source
-    self.deliveredVersion = deliveredVersion
-    let observer = Observer<S>(update: onChanged)
-    plugAction = { version in source.observeForever(observer: observer, deliveredVersion: version) }
-    unplugAction = { source.removeReturningDeliveredVersion(observer) }
+  /// Passes a lifecycle's hold on to the sources, so that a chain observed by a lifecycle owner keeps
+  /// every LiveData it is built from.
+  @MainActor override func lifecycleHoldDidChange(_ held: Bool) {
+    changeLifecycleHolds(by: held ? 1 : -1)
   }
 
-  func plug() {
-    guard !isPlugged else { return }
-    isPlugged = true
-    plugAction(deliveredVersion)
-  }
-
-  func unplug() {
-    guard isPlugged else { return }
-    isPlugged = false
-    if let version = unplugAction() { deliveredVersion = version }
+  @MainActor func changeLifecycleHolds(by change: Int) {
+    let wasHeld = lifecycleHolds > 0
+    lifecycleHolds += change
+    let isHeld = lifecycleHolds > 0
+    guard isHeld != wasHeld else { return }
+    for link in sources { link.setHeldByLifecycle(isHeld) }
   }
 }

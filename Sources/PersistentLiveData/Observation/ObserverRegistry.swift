@@ -1,50 +1,10 @@
-/// What an observer is bound to, which decides when it is active.
-enum ObserverBinding {
-  /// `observeForever`: always active until removed.
-  case forever
-  /// A plain object: active while it is alive.
-  case object
-  /// A lifecycle: active while its state is `.active`, removed at `.deinitialized`.
-  case lifecycle
-}
-
-/// One registration of an observer with a registry.
-final class ObserverEntry<Value: Sendable> {
-  let observer: Observer<Value>
-  let binding: ObserverBinding
-  /// The owner, never retained. `nil` for forever observers.
-  weak var owner: AnyObject?
-  // The fields read for every delivery skip dynamic exclusivity checks: they are only touched on the
-  // main actor, and never through overlapping inout accesses.
-  /// The newest version this observer has been given.
-  @exclusivity(unchecked) var deliveredVersion: Int64
-  /// Active (and not removed): deliveries reach it.
-  @exclusivity(unchecked) var isActive = false
-  @exclusivity(unchecked) var isRemoved = false
-  /// Whether becoming active should deliver the current value (false only while registering with
-  /// `receiveCurrent: false`).
-  var deliversOnActivation = true
-  var lifecycleSubscription: (any Cancellable)?
-
-  init(observer: Observer<Value>, binding: ObserverBinding, owner: AnyObject?, deliveredVersion: Int64) {
-    self.observer = observer
-    self.binding = binding
-    self.owner = owner
-    self.deliveredVersion = deliveredVersion
-  }
-
-  /// Whether the entry can no longer receive anything: cancelled, or its owner is gone.
-  var isDead: Bool {
-    observer.isCancelled || (binding != .forever && owner == nil)
-  }
-}
-
 /// The observers of one LiveData or event, in registration order, with their activity.
 ///
-/// All methods run on the main actor. Removal marks an entry and compacts the array lazily, so
-/// registering, delivering to and removing `n` observers is O(n) overall, and a dispatch can iterate by
-/// index while callbacks add or remove observers.
-final class ObserverRegistry<Value: Sendable>: ObserverHost, @unchecked Sendable {
+/// Main-actor isolated, except ``observerWasCancelled(_:)``, which ``Observer/cancel()`` calls from any
+/// thread. Removal marks an entry and compacts the array lazily, so registering, delivering to and removing
+/// `n` observers is O(n) overall, and a dispatch can iterate by index while callbacks add or remove
+/// observers.
+@MainActor final class ObserverRegistry<Value: Sendable>: ObserverHost {
   @exclusivity(unchecked) private(set) var entries: [ObserverEntry<Value>] = []
   private var index: [ObjectIdentifier: ObserverEntry<Value>] = [:]
   private var removedCount = 0
@@ -53,19 +13,23 @@ final class ObserverRegistry<Value: Sendable>: ObserverHost, @unchecked Sendable
 
   private var activeCount = 0
   private var isChangingActiveState = false
+  /// Registered entries bound to a lifecycle: each one's scope keeps the LiveData alive.
+  private var lifecycleBoundCount = 0
 
   /// Called with `true` on 0 → 1 active observers and `false` on 1 → 0.
   var onActiveStateChange: (@MainActor (Bool) -> Void)?
   /// Called when an entry becomes active and should catch up.
   var onEntryActivated: (@MainActor (ObserverEntry<Value>) -> Void)?
+  /// Called with `true` on 0 → 1 lifecycle-bound entries and `false` on 1 → 0.
+  var onLifecycleHoldChange: (@MainActor (Bool) -> Void)?
 
-  init() {}
+  nonisolated init() {}
 
-  @MainActor var liveEntryCount: Int { index.count }
+  var liveEntryCount: Int { index.count }
 
-  @MainActor var hasActiveEntries: Bool { activeCount > 0 }
+  var hasActiveEntries: Bool { activeCount > 0 }
 
-  @MainActor func entry(for observer: Observer<Value>) -> ObserverEntry<Value>? {
+  func entry(for observer: Observer<Value>) -> ObserverEntry<Value>? {
     index[ObjectIdentifier(observer)]
   }
 
@@ -73,30 +37,44 @@ final class ObserverRegistry<Value: Sendable>: ObserverHost, @unchecked Sendable
 
   /// Adds `observer` bound to `owner` (nil: forever). Returns nil if it is already registered or was
   /// cancelled; otherwise its entry (which a callback may already have removed again).
-  @MainActor @discardableResult
+  ///
+  /// When the owner stands for a lifecycle, its scope holds `keepingAlive` (a mediator) until the entry is
+  /// removed, as Android's lifecycle holds its observers and, through them, their LiveData: a derived
+  /// LiveData nobody else references lives as long as an owner observes it.
+  @discardableResult
   func register(
-    _ observer: Observer<Value>, owner: AnyObject?, deliversCurrent: Bool, deliveredVersion: Int64
+    _ observer: Observer<Value>, owner: AnyObject?, deliversCurrent: Bool, deliveredVersion: Int64,
+    keepingAlive: (any AnyObject & Sendable)? = nil
   ) -> ObserverEntry<Value>? {
     let id = ObjectIdentifier(observer)
     guard index[id] == nil, !observer.isCancelled else { return nil }
     let lifecycle = owner.flatMap(Self.lifecycle(of:))
     let binding: ObserverBinding = owner == nil ? .forever : (lifecycle == nil ? .object : .lifecycle)
     let entry = ObserverEntry(
-      observer: observer, binding: binding, owner: owner, deliveredVersion: deliveredVersion)
+      observer: observer, binding: binding, owner: owner, scopeState: lifecycle?.stateCell,
+      deliveredVersion: deliveredVersion)
     entries.append(entry)
     index[id] = entry
     observer.attach(to: self)
 
     entry.deliversOnActivation = deliversCurrent
     if let lifecycle {
-      // observeState replays the current state synchronously, which sets the initial activity.
-      entry.lifecycleSubscription = lifecycle.observeState { [weak self, weak entry] state in
-        guard let self, let entry, !entry.isRemoved else { return }
-        switch state {
-        case .active: self.setActive(entry, true)
-        case .initialized, .inactive: self.setActive(entry, false)
-        case .deinitialized: self.remove(entry)
+      changeLifecycleBoundCount(by: 1)
+      // The observation replays the current state synchronously, which sets the initial activity.
+      let subscription = lifecycle.addStateObservation { [weak self, weak entry, keepingAlive] state in
+        withExtendedLifetime(keepingAlive) {
+          guard let self, let entry, !entry.isRemoved else { return }
+          switch state {
+          case .active: self.setActive(entry, true)
+          case .initialized, .inactive: self.setActive(entry, false)
+          case .deinitialized: self.remove(entry)
+          }
         }
+      }
+      if entry.isRemoved {
+        subscription.cancel()  // removed by a callback during the replay
+      } else {
+        entry.lifecycleSubscription = subscription
       }
     } else {
       setActive(entry, true)
@@ -106,7 +84,6 @@ final class ObserverRegistry<Value: Sendable>: ObserverHost, @unchecked Sendable
   }
 
   /// The lifecycle an owner object stands for, if any.
-  @MainActor
   private static func lifecycle(of owner: AnyObject) -> ScopeLifecycle? {
     if let owner = owner as? any LifecycleOwner { return owner.scopeLifecycle }
     if let scope = owner as? ScopeLifecycle { return scope }
@@ -117,28 +94,28 @@ final class ObserverRegistry<Value: Sendable>: ObserverHost, @unchecked Sendable
   // MARK: Removal
 
   /// Removes `observer`; returns its entry, or nil if it was not registered.
-  @MainActor @discardableResult
+  @discardableResult
   func remove(_ observer: Observer<Value>) -> ObserverEntry<Value>? {
     guard let entry = index[ObjectIdentifier(observer)] else { return nil }
     remove(entry)
     return entry
   }
 
-  @MainActor
   func remove(_ entry: ObserverEntry<Value>) {
     guard !entry.isRemoved else { return }
     entry.isRemoved = true
     index[ObjectIdentifier(entry.observer)] = nil
     entry.observer.detach(from: self)
+    removedCount += 1
+    setActive(entry, false)
+    if entry.binding == .lifecycle { changeLifecycleBoundCount(by: -1) }
+    // Last: cancelling releases what the scope held for the entry, possibly the LiveData itself.
     let subscription = entry.lifecycleSubscription
     entry.lifecycleSubscription = nil
     subscription?.cancel()
-    removedCount += 1
-    setActive(entry, false)
     compactIfNeeded()
   }
 
-  @MainActor
   func removeAll(where shouldRemove: (ObserverEntry<Value>) -> Bool) {
     iterationDepth += 1
     var position = 0
@@ -152,7 +129,6 @@ final class ObserverRegistry<Value: Sendable>: ObserverHost, @unchecked Sendable
   }
 
   /// Removes entries whose owner is gone or whose observer was cancelled.
-  @MainActor
   func pruneDeadEntries() {
     removeAll { $0.isDead }
   }
@@ -164,7 +140,6 @@ final class ObserverRegistry<Value: Sendable>: ObserverHost, @unchecked Sendable
     }
   }
 
-  @MainActor
   private func compactIfNeeded() {
     guard iterationDepth == 0, removedCount > 32, removedCount * 2 > entries.count else { return }
     entries.removeAll { $0.isRemoved }
@@ -174,34 +149,15 @@ final class ObserverRegistry<Value: Sendable>: ObserverHost, @unchecked Sendable
   // MARK: Iteration
 
   /// Brackets an iteration over ``entries``: removals only mark entries until it ends.
-  @MainActor func beginIteration() { iterationDepth += 1 }
+  func beginIteration() { iterationDepth += 1 }
 
-  @MainActor func endIteration() {
+  func endIteration() {
     iterationDepth -= 1
     compactIfNeeded()
   }
 
-  /// Calls `body` for each entry in registration order, including entries added meanwhile; stops early
-  /// when `body` returns false. Removed entries are skipped.
-  @MainActor
-  func forEachEntry(_ body: (ObserverEntry<Value>) -> Bool) {
-    iterationDepth += 1
-    defer {
-      iterationDepth -= 1
-      compactIfNeeded()
-    }
-    var position = 0
-    while position < entries.count {
-      let entry = entries[position]
-      position += 1
-      if entry.isRemoved { continue }
-      if !body(entry) { return }
-    }
-  }
-
   // MARK: Activity
 
-  @MainActor
   func setActive(_ entry: ObserverEntry<Value>, _ active: Bool) {
     let becomesActive = active && !entry.isRemoved
     guard entry.isActive != becomesActive else { return }
@@ -214,7 +170,6 @@ final class ObserverRegistry<Value: Sendable>: ObserverHost, @unchecked Sendable
 
   /// Applies a change of the active count and reports each 0 ↔ 1 transition once, also when the
   /// callbacks themselves add or remove observers.
-  @MainActor
   private func changeActiveCount(by change: Int) {
     var previous = activeCount
     activeCount += change
@@ -230,6 +185,24 @@ final class ObserverRegistry<Value: Sendable>: ObserverHost, @unchecked Sendable
       } else if becameInactive {
         onActiveStateChange?(false)
       }
+    }
+  }
+
+  /// Deactivates an entry whose scope has left `.active` before telling it, instead of delivering to it
+  /// (Android's `considerNotify`). Its scope observation then reports the next state even if it is the
+  /// one reported last, so the entry catches up when the scope is active again, also when a callback
+  /// reactivated the scope before the entry heard of the deactivation.
+  func deactivateUntilScopeIsActive(_ entry: ObserverEntry<Value>) {
+    entry.lifecycleSubscription?.forgetLastDelivered()
+    setActive(entry, false)
+  }
+
+  private func changeLifecycleBoundCount(by change: Int) {
+    lifecycleBoundCount += change
+    if change > 0, lifecycleBoundCount == 1 {
+      onLifecycleHoldChange?(true)
+    } else if change < 0, lifecycleBoundCount == 0 {
+      onLifecycleHoldChange?(false)
     }
   }
 }

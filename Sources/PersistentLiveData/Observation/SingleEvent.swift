@@ -12,7 +12,7 @@ import Synchronization
 /// finishedLoading.trigger(())   // true
 /// finishedLoading.trigger(())   // false
 /// ```
-public final class SingleEvent<Action: Sendable>: @unchecked Sendable {
+public final class SingleEvent<Action: Sendable>: Sendable {
   private let channel = EventChannel<Action>(releasesObserversAfterDelivery: true)
   private let triggered = Atomic<Bool>(false)
 
