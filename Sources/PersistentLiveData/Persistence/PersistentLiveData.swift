@@ -17,9 +17,10 @@ import Logging
 /// try settings.update { $0.fontSize += 1 }      // version 1, 2, 3 …
 /// let previous = try settings.history(limit: 2)
 /// ```
-// Unchecked because LiveData is (an open class cannot be checked): every property this class adds is an
-// immutable `let` of a Sendable type, and the value itself is LiveData's lock-guarded storage.
 public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value>, @unchecked Sendable {
+  // Unchecked because LiveData is (an open class cannot be checked): every property this class adds is
+  // an immutable `let` of a Sendable type, and the value itself is LiveData's lock-guarded storage.
+
   /// The key the value is stored under.
   ///
   /// ```swift

@@ -130,6 +130,14 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
   /// catch PersistentLiveDataError.versionsExhausted(let key, _) { try store.liveData(key + ".v2", default: 0) }
   /// ```
   case versionsExhausted(key: String, path: String)
+  /// ``PersistentLiveData/changes(since:)`` needed the versions of `key` after `since`, but the oldest
+  /// still stored is `oldestKept`: the ones in between were pruned by retention (or removed). Start again
+  /// from ``PersistentLiveData/history(limit:)`` and then `changes(since:)` its newest version.
+  ///
+  /// ```swift
+  /// catch PersistentLiveDataError.changesPruned(_, _, let oldestKept) { resync(from: oldestKept) }
+  /// ```
+  case changesPruned(key: String, since: Int64, oldestKept: Int64)
   /// The path names a directory where the store's database file should be. Nothing was created or
   /// changed; pass the path of a file (inside that directory, for example), or move the directory away.
   ///
@@ -203,6 +211,10 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
       return
         "Key \(EscapedText.quotedForMessage(key)) in \(EscapedText.quotedForMessage(path)) has no version number left (it is at \(Int64.max)); "
         + "nothing was written. Store the value under a new key."
+    case .changesPruned(let key, let since, let oldestKept):
+      return
+        "Versions of key \(EscapedText.quotedForMessage(key)) after \(since) are no longer stored (the oldest "
+        + "kept is \(oldestKept)): they were pruned or removed. Read history() and continue from its newest version."
     case .isADirectory(let path):
       return
         "\(EscapedText.quotedForMessage(path)) is a directory, not a database file; give the path of a file, such as one inside it, or move the directory away."

@@ -4,12 +4,6 @@ import Testing
 
 @testable import PersistentLiveData
 
-/// The values the child program writes in the concurrent-writers test.
-private struct Tagged: Codable, Sendable, Equatable {
-  var tag: String
-  var seq: Int
-}
-
 @Suite(.serialized) struct ExternalChangeTests {
   /// The latency is measured by watching `version` from this thread: the store's poller moves it without
   /// the main actor or the cooperative pool, which other suites keep busy while tests run in parallel.

@@ -101,3 +101,9 @@ final class ChildProcess {
   /// The signal that ended the process, if any.
   var terminatingSignal: Int32? { (status & 0x7F) != 0 ? status & 0x7F : nil }
 }
+
+/// The values the child program's `write` mode writes: its tag and a sequence number from 1.
+struct Tagged: Codable, Sendable, Equatable {
+  var tag: String
+  var seq: Int
+}

@@ -11,6 +11,10 @@ enum SQL {
     SELECT version, written_at, payload FROM pld_values
     WHERE key = ? AND version > ? ORDER BY version DESC LIMIT ?
     """
+  static let rowsAfter = """
+    SELECT version, written_at, payload FROM pld_values
+    WHERE key = ? AND version > ? ORDER BY version LIMIT ?
+    """
   /// A common table `k(key)` of every distinct key, by a skip-scan over the primary key: one seek per
   /// key, O(keys × log rows), whatever the length of the histories.
   static let distinctKeys = """

@@ -17,6 +17,7 @@ extension StoreDatabase {
         else { return [] }
         state.lastDataVersion = dataVersion
         state.changeCount &+= 1
+        changeSignal.signal()
         state.preloaded.removeAll()
         return instances.liveInstances.compactMap { instance in
           (try? Self.latestRow(key: instance.key, connection: connection)).flatMap { row in

@@ -46,6 +46,24 @@ extension StoreDatabase {
     }
   }
 
+  /// Versions of `key` after `version` that are above the retention floor, oldest first, at most `limit`.
+  func rows(key: String, after version: Int64, limit: Int) throws -> [StoredRow] {
+    try withConnection { connection, _ in
+      let latest = try Self.latestVersion(key: key, connection: connection)
+      guard latest > version else { return [] }
+      let statement = try connection.cachedStatement(SQL.rowsAfter)
+      defer { statement.reset() }
+      try statement.bind(key, at: 1)
+      try statement.bind(max(version, retentionFloor(latest: latest)), at: 2)
+      try statement.bind(Int64(limit), at: 3)
+      var rows: [StoredRow] = []
+      while try statement.step() {
+        rows.append(Self.row(key: key, statement))
+      }
+      return rows
+    }
+  }
+
   /// Version `version` of `key`, or nil if it was never written or is below the retention floor.
   func row(key: String, version: Int64) throws -> StoredRow? {
     try withConnection { connection, _ in

@@ -62,6 +62,7 @@ extension StoreDatabase {
   /// The notify phase, with no lock held: raw rows are decoded by their live instances, then observers
   /// are notified in commit order.
   func notify(_ outcome: CommitOutcome) {
+    defer { changeSignal.signal() }
     var effect = outcome.effect
     for row in outcome.undecodedRows {
       if let instance = instances.instance(for: row.key) {

@@ -20,6 +20,8 @@ final class StoreDatabase: Sendable {
   /// The live ``PersistentLiveData`` of every key.
   let instances = LiveInstanceRegistry()
   let writer: SerializedConnection<WriterState>
+  /// Signalled after every commit this store makes or notices: wakes ``PersistentLiveData/changes(since:)``.
+  let changeSignal = ChangeSignal()
   /// The timer that looks for other connections' commits and runs background checkpoints.
   private let backgroundWork: BackgroundTimer?
 
@@ -103,6 +105,7 @@ final class StoreDatabase: Sendable {
   /// Stops the background work and closes the connection; later calls throw `storeClosed`. Idempotent.
   func close() {
     backgroundWork?.cancel()
+    defer { changeSignal.close() }
     writer.close { state in
       state.fileRegistration = nil
       state.preloaded = [:]

@@ -1,0 +1,76 @@
+extension PersistentLiveData {
+  /// Every version after `version`, oldest first: first those already stored, then each one committed
+  /// later by this process or by any other, each exactly once and with no gap.
+  ///
+  /// Unlike observers and ``LiveData/values``, which coalesce to the latest value, this delivers every
+  /// version — for audit logs, undo stacks, syncing to another system, or any consumer that must act on
+  /// each change. Nonisolated: no main actor needed. To resume after a restart, remember the last version
+  /// handled and pass it as `version`.
+  ///
+  /// ```swift
+  /// let settings = try store.liveData("settings", default: Settings())
+  /// let auditor = Task {
+  ///   for try await change in settings.changes(since: lastAudited) {
+  ///     try audit.record(version: change.version, value: change.value, at: change.writtenAt)
+  ///   }
+  /// }
+  /// ```
+  ///
+  /// Versions committed by other processes arrive when the store notices them (see
+  /// ``StoreOptions/externalChangePollInterval``); with that check turned off, only this process's
+  /// commits are seen live. The sequence reads the store page by page as it is consumed, so a slow
+  /// consumer holds no growing buffer. It keeps the store's file open while it runs.
+  ///
+  /// The sequence finishes when the consuming task is cancelled or the store is closed. It throws, after
+  /// every version before the problem:
+  /// - ``PersistentLiveDataError/changesPruned(key:since:oldestKept:)`` when versions it still had to
+  ///   deliver were pruned by retention (or never existed): start again from ``history(limit:)``;
+  /// - ``PersistentLiveDataError/undecodable(key:version:reason:)`` for a version this type cannot decode;
+  /// - a storage error.
+  ///
+  /// - Parameter version: The last version already handled; 0 replays every version still kept.
+  /// - Returns: The versions after `version`, in order, without end.
+  public func changes(since version: Int64) -> AsyncThrowingStream<Versioned<Value>, any Error> {
+    let reader = ChangeReader(database: database, decoding: decoding, after: version)
+    return AsyncThrowingStream(unfolding: { try await reader.next() })
+  }
+}
+
+/// Reads the versions of one key in order, a page at a time, waiting for the store's next commit when it
+/// has delivered them all.
+actor ChangeReader<Value: Codable & Sendable> {
+  private let database: StoreDatabase
+  private let decoding: StoredValueDecoding<Value>
+  private var cursor: VersionCursor
+  private var page: ArraySlice<StoredRow> = []
+
+  /// How many rows one read of the store returns at most.
+  static var pageSize: Int { 256 }
+
+  init(database: StoreDatabase, decoding: StoredValueDecoding<Value>, after version: Int64) {
+    self.database = database
+    self.decoding = decoding
+    cursor = VersionCursor(key: decoding.key, after: version)
+  }
+
+  /// The next version; nil once the store is closed or the consuming task is cancelled.
+  func next() async throws -> Versioned<Value>? {
+    while true {
+      if let row = page.popFirst() {
+        try cursor.advance(over: row)
+        return Versioned(version: row.version, value: try decoding.decode(row), writtenAt: row.writtenAt)
+      }
+      if Task.isCancelled { return nil }
+      // Noted before reading: a commit between the read and the wait ends the wait at once.
+      let generation = database.changeSignal.generation
+      do {
+        page = try database.rows(key: cursor.key, after: cursor.position, limit: Self.pageSize)[...]
+      } catch PersistentLiveDataError.storeClosed {
+        return nil
+      }
+      if page.isEmpty {
+        guard await database.changeSignal.wait(after: generation) else { return nil }
+      }
+    }
+  }
+}

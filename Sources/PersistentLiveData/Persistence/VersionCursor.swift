@@ -1,0 +1,36 @@
+/// Where a reader of every version of a key stands: the last version it delivered.
+///
+/// Shared by ``PersistentLiveData/changes(since:)`` and `pld-tool watch`, so that both deliver each
+/// version exactly once, in order, and say so when versions they still needed were pruned instead of
+/// skipping them silently. Versions of a key are 1, 2, 3 … with no gap, so a row that is not the next
+/// version means the ones in between are no longer stored.
+///
+/// ```swift
+/// var cursor = VersionCursor(key: "settings", after: 0)
+/// for row in rowsAfter(cursor.position) {
+///   try cursor.advance(over: row)   // throws changesPruned on a gap
+///   deliver(row)
+/// }
+/// ```
+package struct VersionCursor: Sendable {
+  package let key: String
+  /// The last version delivered (0: none yet).
+  package private(set) var position: Int64
+
+  /// A cursor that delivers the versions after `version` (negative counts as 0).
+  package init(key: String, after version: Int64) {
+    self.key = key
+    position = max(0, version)
+  }
+
+  /// Moves over `row`, the next row stored after ``position``.
+  ///
+  /// - Throws: ``PersistentLiveDataError/changesPruned(key:since:oldestKept:)`` when `row` is not the
+  ///   version right after ``position``: the versions in between were pruned (or removed).
+  package mutating func advance(over row: StoredRow) throws(PersistentLiveDataError) {
+    guard row.version == position + 1 else {
+      throw .changesPruned(key: key, since: position, oldestKept: row.version)
+    }
+    position = row.version
+  }
+}
