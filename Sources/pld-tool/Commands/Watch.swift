@@ -16,15 +16,21 @@ extension PLDTool {
       abstract: "Print each new version as soon as any process commits it, until interrupted.",
       discussion: """
         Polls PRAGMA data_version every 50 ms on a read-only connection (a few microseconds each) and \
-        prints every version committed since the last poll: key, version, time and value on one line, or \
-        with --json one JSON object per line. A notice on standard error says when watching has begun. \
-        Stops on SIGINT or SIGTERM with exit status 0.
+        prints every version committed since the last poll, each exactly once and in order per key: key, \
+        version, time and value on one line, or with --json one JSON object per line. With --since N, the \
+        stored versions after N are printed first (of every key, or of KEY). Versions pruned before they \
+        could be printed are named in a notice on standard error, never skipped silently. A notice on \
+        standard error says when watching has begun. Stops on SIGINT or SIGTERM with exit status 0.
         """)
 
     @OptionGroup var options: DatabaseOptions
 
     @Argument(help: "Watch only this key.")
     var key: String?
+
+    @Option(
+      help: "Print the stored versions after this one first (0: every version kept), then go on watching.")
+    var since: Int64?
 
     /// The time between two polls, in microseconds.
     static let pollInterval: useconds_t = 50_000
@@ -41,11 +47,16 @@ extension PLDTool {
       let signals = StopSignals(console: console)
       defer { withExtendedLifetime(signals) {} }
 
-      var lastSeen = try latestVersions(inspector)
+      // One cursor per key: each version exactly once, in order; a gap (pruned versions) is reported.
+      var cursors: [String: VersionCursor] = [:]
+      for (key, latest) in try latestVersions(inspector) {
+        cursors[key] = VersionCursor(key: key, after: since ?? latest)
+      }
       var dataVersion = try inspector.dataVersion()
       // Always on standard error: it tells people and scripts that versions committed from now on appear.
       console.writeError(
         "Watching \(TerminalText.quoted(options.database)) for new versions; press Ctrl-C to stop.\n")
+      if since != nil { try printNewVersions(inspector, cursors: &cursors, console: console) }
       while !console.isStopRequested {
         usleep(Self.pollInterval)
         let current: Int64
@@ -56,14 +67,30 @@ extension PLDTool {
         }
         guard current != dataVersion else { continue }
         dataVersion = current
-        for (key, latest) in try latestVersions(inspector).sorted(by: { $0.key < $1.key }) {
-          let seen = lastSeen[key] ?? 0
-          guard latest > seen else { continue }
-          for row in try inspector.rows(key: key, after: seen) {
-            print(RowOutput(row), to: console)
+        try printNewVersions(inspector, cursors: &cursors, console: console)
+      }
+    }
+
+    /// Prints every version after each key's cursor, keys in byte order; a key first seen now starts
+    /// from its version 1 (or from `--since`).
+    private func printNewVersions(
+      _ inspector: StoreInspector, cursors: inout [String: VersionCursor], console: Console
+    ) throws {
+      for (key, latest) in try latestVersions(inspector).sorted(by: { $0.key < $1.key }) {
+        var cursor = cursors[key] ?? VersionCursor(key: key, after: since ?? 0)
+        guard latest > cursor.position else { continue }
+        for row in try inspector.rows(key: key, after: cursor.position) {
+          do {
+            try cursor.advance(over: row)
+          } catch {
+            console.writeError(
+              "Versions \(cursor.position + 1) to \(row.version - 1) of key \(TerminalText.quoted(key)) were pruned before they could be printed.\n"
+            )
+            cursor = VersionCursor(key: key, after: row.version)
           }
-          lastSeen[key] = latest
+          print(RowOutput(row), to: console)
         }
+        cursors[key] = cursor
       }
     }
 

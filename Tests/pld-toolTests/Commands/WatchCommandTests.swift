@@ -72,6 +72,47 @@ import Testing
     #expect(!result.stdout.contains("counter"))
     #expect(!result.stdout.contains("\u{1B}"))
   }
+
+  @Test func sinceReplaysTheStoredVersionsOfAKeyThenGoesLive() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try directory.makeSampleStore()
+
+    let result = try watching(["watch", path, "counter", "--since", "3", "--json"]) { console in
+      #expect(waitUntil { console.capturedOutput.split(separator: "\n").count >= 2 })
+      let store = try PersistentStore(path: path)
+      defer { try? store.close() }
+      try store.liveData("counter", default: 0).set(60)
+      #expect(waitUntil { console.capturedOutput.split(separator: "\n").count >= 3 })
+    }
+    #expect(result.status == 0)
+    let lines = try result.jsonLines()
+    #expect(lines.map { $0["version"] as? Int } == [4, 5, 6])
+    #expect(lines.map { $0["value"] as? Int } == [4, 5, 60])
+  }
+
+  @Test func versionsPrunedBeforeTheyArePrintedAreNamedNotSkippedSilently() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try directory.makeSampleStore()
+
+    let result = try watching(["watch", path, "counter", "--json"]) { console in
+      // Written and pruned in one transaction by another client: the watcher can never see 6 to 8.
+      try SchemaEditor.execute(
+        """
+        BEGIN IMMEDIATE;
+        INSERT INTO pld_values (key, version, written_at, payload)
+          VALUES ('counter', 6, 0, '6'), ('counter', 7, 0, '7'), ('counter', 8, 0, '8'), ('counter', 9, 0, '9');
+        DELETE FROM pld_values WHERE key = 'counter' AND version < 9;
+        COMMIT;
+        """, path: path)
+      #expect(waitUntil { console.capturedOutput.contains("\n") })
+    }
+    #expect(result.status == 0)
+    #expect(try result.jsonLines().map { $0["version"] as? Int } == [9])
+    #expect(
+      result.stderr.contains("Versions 6 to 8 of key \"counter\" were pruned before they could be printed."))
+  }
 }
 
 /// Polls `condition` every 10 ms for up to `timeout` seconds.
