@@ -16,6 +16,7 @@ let package = Package(
     .library(name: "PersistentLiveDataTesting", targets: ["PersistentLiveDataTesting"]),
     .executable(name: "pld-tool", targets: ["pld-tool"]),
     .executable(name: "pld-todo", targets: ["pld-todo"]),
+    .executable(name: "pld-audit", targets: ["pld-audit"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -57,11 +58,17 @@ let package = Package(
       dependencies: ["PersistentLiveData"],
       swiftSettings: swiftSettings
     ),
+    // A long-running example: an audit log of every version of a key, from any process, until SIGTERM.
+    .executableTarget(
+      name: "pld-audit",
+      dependencies: ["PersistentLiveData"],
+      swiftSettings: swiftSettings
+    ),
     .testTarget(
       name: "PersistentLiveDataTests",
       dependencies: [
         "PersistentLiveData", "PersistentLiveDataTesting", "PLDCrashSim", "PLDFuzzHarness", "PLDTestSupport",
-        "pld-test-child", "pld-tool", "pld-todo",
+        "pld-test-child", "pld-tool", "pld-todo", "pld-audit",
       ],
       swiftSettings: swiftSettings
     ),

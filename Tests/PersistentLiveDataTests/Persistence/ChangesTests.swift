@@ -234,6 +234,30 @@ extension Persistence {
       #expect(key == "mixed" && version == 3)
     }
 
+    /// The "Every version, in order" article's resume pattern, as written there.
+    @Test func resumingFromAStoredPositionAsTheArticleShows() async throws {
+      let folder = try TemporaryDirectory("changes")
+      let path = folder.path("store.db")
+      var auditLog: [Versioned<String>] = []
+      for run in 1...2 {
+        let store = try PersistentStore(path: path)
+        let settings = try store.liveData("settings", default: "")
+        try settings.set("run \(run) a")
+        try settings.set("run \(run) b")
+        let position = try store.liveData("audit.position", default: Int64(0))
+        var handled = 0
+        for try await change in settings.changes(since: position.value) {
+          auditLog.append(change)
+          try position.set(change.version)
+          handled += 1
+          if handled == 2 { break }
+        }
+        try store.close()
+      }
+      #expect(auditLog.map(\.version) == [1, 2, 3, 4])
+      #expect(auditLog.map(\.value) == ["run 1 a", "run 1 b", "run 2 a", "run 2 b"])
+    }
+
     @Test func anotherProcessesWritesArriveWithoutAnyLiveObserver() async throws {
       let folder = try TemporaryDirectory("changes")
       let path = folder.path("shared.db")

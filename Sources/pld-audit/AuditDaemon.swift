@@ -1,0 +1,99 @@
+import Foundation
+import PersistentLiveData
+
+/// `pld-audit`: a long-running example. It keeps an audit log of every version of a key — including
+/// those written by other processes (`pld-tool set` from another shell) — with `changes(since:)` off the
+/// main actor, resumes after a restart where it stopped, shows the latest value through a lifecycle-bound
+/// main-actor observer, and exits cleanly on SIGINT or SIGTERM.
+///
+/// ```sh
+/// swift run pld-audit --db /tmp/flags.db &
+/// swift run pld-tool set /tmp/flags.db flags '{"beta": true}'
+/// kill %1
+/// ```
+@main @MainActor
+struct AuditDaemon {
+  static func main() async {
+    let options = Options(CommandLine.arguments.dropFirst())
+    do {
+      try await run(options)
+    } catch {
+      Output.error("pld-audit: \(error)")
+      exit(1)
+    }
+  }
+
+  /// The shape of a daemon built on the library: an async main (so main-actor observers run), work off
+  /// the main actor in tasks, a stop signal awaited, then everything cancelled and the store closed.
+  static func run(_ options: Options) async throws {
+    let stop = StopSignal()  // installed first: a signal from now on stops the daemon cleanly
+    let store = try PersistentStore(path: options.database)
+    let flags = try store.liveData(options.key, default: [String: Bool]())
+    // The audit's position is kept in the store itself, so a restart resumes without repeating a line.
+    let position = try store.liveData("pld-audit.position.\(options.key)", default: Int64(0))
+
+    Output.line("pld-audit: auditing \(options.key) in \(options.database) after version \(position.value)")
+    let monitor = FlagsMonitor()
+    flags.observe(owner: monitor) { _, value in
+      Output.line("observer: \(options.key) is now version \(flags.version): \(Output.json(value))")
+    }
+    monitor.scopeLifecycle.activate()
+
+    let audit = Task.detached { () throws -> Int64 in
+      var last = position.value
+      for try await change in flags.changes(since: position.value) {
+        let time = change.writtenAt.formatted(.iso8601)
+        Output.line("audit: v\(change.version) at \(time): \(Output.json(change.value))")
+        try position.set(change.version)
+        last = change.version
+      }
+      return last
+    }
+
+    let reason = await stop.wait(orUntil: audit)
+    audit.cancel()
+    let last: Int64
+    do {
+      last = try await audit.value
+    } catch {
+      // A version this type cannot decode (or pruned before it was audited): say so and stop, since an
+      // audit must not skip a version.
+      monitor.scopeLifecycle.deactivate()
+      try store.close()
+      throw error
+    }
+    monitor.scopeLifecycle.deactivate()
+    try store.close()
+    Output.line("pld-audit: stopped (\(reason)) after version \(last)")
+  }
+}
+
+/// The owner of the main-actor observer: active while the daemon runs.
+@MainActor
+final class FlagsMonitor: LifecycleOwner {
+  let scopeLifecycle = ScopeLifecycle()
+}
+
+/// `--db PATH` (default `$XDG_DATA_HOME/pld-audit/flags.db`) and `--key KEY` (default `flags`).
+struct Options: Sendable {
+  var database: String
+  var key = "flags"
+
+  init(_ arguments: ArraySlice<String>) {
+    let environment = ProcessInfo.processInfo.environment
+    let dataHome =
+      environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+      ?? "\(NSHomeDirectory())/.local/share"
+    database = "\(dataHome)/pld-audit/flags.db"
+    var remaining = arguments[...]
+    while let flag = remaining.popFirst() {
+      switch (flag, remaining.popFirst()) {
+      case ("--db", let value?): database = value
+      case ("--key", let value?): key = value
+      default:
+        Output.error("usage: pld-audit [--db PATH] [--key KEY]")
+        exit(64)
+      }
+    }
+  }
+}

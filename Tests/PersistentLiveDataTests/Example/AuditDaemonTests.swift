@@ -1,0 +1,70 @@
+import Foundation
+import PLDTestSupport
+import Testing
+
+/// Runs the long-running example, `pld-audit`, as a user would: changes made by `pld-tool` from another
+/// process reach both its audit log (`changes(since:)`, every version) and its main-actor observer; SIGTERM
+/// stops it cleanly; a restart resumes after the last audited version.
+@Suite struct AuditDaemonTests {
+  private var daemon: String { ChildProcess.productsFolder.appendingPathComponent("pld-audit").path }
+  private var tool: String { ChildProcess.productsFolder.appendingPathComponent("pld-tool").path }
+
+  /// Reads lines until one satisfies `condition`; the child is killed if that takes over 30 s.
+  private func readLines(of child: ChildProcess, until condition: (String) -> Bool) -> [String] {
+    let watchdog = DispatchWorkItem { child.kill(SIGKILL) }
+    DispatchQueue.global().asyncAfter(deadline: .now() + 30, execute: watchdog)
+    defer { watchdog.cancel() }
+    var lines: [String] = []
+    while let line = child.readLine() {
+      lines.append(line)
+      if condition(line) { break }
+    }
+    return lines
+  }
+
+  private func setFlags(_ json: String, in database: String) throws {
+    let setter = try ChildProcess(tool, ["set", database, "flags", json])
+    _ = setter.readAllLines()
+    setter.wait()
+    #expect(setter.exitCode == 0)
+  }
+
+  @Test func auditsEveryVersionFromAnotherProcessStopsOnSIGTERMAndResumes() throws {
+    try #require(FileManager.default.isExecutableFile(atPath: daemon), "pld-audit is built with the tests")
+    let folder = try TemporaryDirectory("audit")
+    let database = folder.path("flags.db")
+
+    let first = try ChildProcess(daemon, ["--db", database])
+    #expect(readLines(of: first) { $0.hasPrefix("pld-audit: auditing flags") }.count == 1)
+    try setFlags(#"{"beta": true}"#, in: database)
+    try setFlags(#"{"beta": false, "dark": true}"#, in: database)
+    let seen = readLines(of: first) { $0.hasPrefix("audit: v2 ") }
+    #expect(seen.contains { $0.hasPrefix("audit: v1 ") && $0.hasSuffix(#": {"beta":true}"#) })
+    #expect(seen.last?.hasSuffix(#": {"beta":false,"dark":true}"#) == true)
+    first.kill(SIGTERM)
+    let rest = readLines(of: first) { $0.hasPrefix("pld-audit: stopped") }
+    first.wait()
+    #expect(first.exitCode == 0)
+    #expect(rest.last == "pld-audit: stopped (SIGTERM) after version 2")
+    // The main-actor observer delivered (coalescing is allowed; the latest value arrives).
+    #expect(
+      (seen + rest).contains {
+        $0.hasPrefix("observer: flags is now") && $0.hasSuffix(#"{"beta":false,"dark":true}"#)
+      })
+
+    // A restart resumes after version 2: version 3 is audited, 1 and 2 are not repeated.
+    let second = try ChildProcess(daemon, ["--db", database])
+    #expect(
+      readLines(of: second) { $0.hasPrefix("pld-audit: auditing") }.last?.hasSuffix("after version 2") == true
+    )
+    try setFlags(#"{"beta": true, "dark": true}"#, in: database)
+    let resumed = readLines(of: second) { $0.hasPrefix("audit: ") }
+    #expect(resumed.last?.hasPrefix("audit: v3 ") == true)
+    second.kill(SIGINT)
+    let end = readLines(of: second) { $0.hasPrefix("pld-audit: stopped") }
+    second.wait()
+    #expect(second.exitCode == 0)
+    #expect(end.last == "pld-audit: stopped (SIGINT) after version 3")
+    #expect(!(resumed + end).contains { $0.hasPrefix("audit: v1 ") || $0.hasPrefix("audit: v2 ") })
+  }
+}
