@@ -82,12 +82,7 @@ struct DamagedFileCase: Sendable, CustomStringConvertible {
     },
     DamagedFileCase(name: "cut short by an interrupted checkpoint, with its WAL", expected: "opens") { path in
       try killWriter(path, after: 120)
-      // What an interrupted checkpoint writes first: the newest committed page 1 from the WAL.
-      let wal = try #require(fileBytes(path + "-wal"))
-      let pageOne = try #require(WriteAheadLog.newestCommittedImage(ofPage: 1, in: wal))
-      let handle = try #require(FileHandle(forUpdatingAtPath: path))
-      try handle.write(contentsOf: pageOne)
-      try handle.close()
+      try writePageOneAsAnInterruptedCheckpointDoes(path)
       guard case .truncated = try DatabaseFile.classify(path: path) else {
         throw TestSupportError("the file should look truncated")
       }
@@ -144,4 +139,14 @@ struct DamagedFileCase: Sendable, CustomStringConvertible {
       guard mkfifo(path, 0o600) == 0 else { throw TestSupportError("mkfifo: errno \(errno)") }
     },
   ]
+}
+
+/// What an interrupted checkpoint writes first: the newest committed page 1 from the WAL, over the
+/// database's page 1 — the file then says it is longer than it is, the missing pages still in the WAL.
+func writePageOneAsAnInterruptedCheckpointDoes(_ path: String) throws {
+  let wal = try #require(fileBytes(path + "-wal"))
+  let pageOne = try #require(WriteAheadLog.newestCommittedImage(ofPage: 1, in: wal))
+  let handle = try #require(FileHandle(forUpdatingAtPath: path))
+  try handle.write(contentsOf: pageOne)
+  try handle.close()
 }

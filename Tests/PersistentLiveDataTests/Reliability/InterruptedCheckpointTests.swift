@@ -30,12 +30,7 @@ extension Reliability {
       lines += child.readAllLines()
       let lastAck = try #require(acknowledgedVersions(lines).last, "the child wrote nothing: \(lines)")
 
-      // What the interrupted checkpoint wrote first: the newest committed page 1 from the WAL.
-      let wal = try #require(fileBytes(path + "-wal"))
-      let pageOne = try #require(WriteAheadLog.newestCommittedImage(ofPage: 1, in: wal))
-      let handle = try #require(FileHandle(forUpdatingAtPath: path))
-      try handle.write(contentsOf: pageOne)
-      try handle.close()
+      try writePageOneAsAnInterruptedCheckpointDoes(path)
       guard case .truncated = try DatabaseFile.classify(path: path) else {
         Issue.record("the file should now look truncated: \(try DatabaseFile.classify(path: path))")
         return
