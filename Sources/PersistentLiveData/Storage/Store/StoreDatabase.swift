@@ -20,6 +20,8 @@ final class StoreDatabase: Sendable {
   /// The live ``PersistentLiveData`` of every key.
   let instances = LiveInstanceRegistry()
   let writer: SerializedConnection<WriterState>
+  /// The `write { }` calls waiting for the next group commit.
+  let groupCommit = GroupCommitQueue()
   /// Signalled after every commit this store makes or notices: wakes ``PersistentLiveData/changes(since:)``.
   let changeSignal = ChangeSignal()
   /// The timer that looks for other connections' commits and runs background checkpoints.
@@ -106,6 +108,7 @@ final class StoreDatabase: Sendable {
   func close() {
     backgroundWork?.cancel()
     defer { changeSignal.close() }
+    groupCommit.close(with: PersistentLiveDataError.storeClosed(path: path))
     writer.close { state in
       state.fileRegistration = nil
       state.preloaded = [:]

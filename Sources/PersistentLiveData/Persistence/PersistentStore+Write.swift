@@ -1,0 +1,48 @@
+extension PersistentStore {
+  /// Runs `body` on the store's writer and commits it; the caller suspends without blocking its thread.
+  ///
+  /// Calls that arrive together share one transaction and one sync (group commit): under
+  /// ``Durability/full`` sixteen concurrent writers pay for one `fsync` instead of sixteen. Each call's
+  /// writes — the `set`s and `update`s inside `body`, as in ``transaction(isolation:_:)`` — commit or fail
+  /// as a unit, in a savepoint of their own.
+  ///
+  /// ```swift
+  /// let moved = try await store.write {
+  ///   try from.update { $0 -= 10 }
+  ///   try to.update { $0 += 10 }
+  ///   return to.version
+  /// }
+  /// ```
+  ///
+  /// When it returns, the writes are as durable as the store's ``Durability`` promises, ``LiveData/value``
+  /// and ``LiveData/version`` have changed, and observers are notified as for a `set` made off the main
+  /// actor (one main-actor delivery, coalescing). Calls commit in the order the writer takes them; versions
+  /// stay gap-free per key.
+  ///
+  /// - Parameter body: The writes; it runs on the store's writer thread, under the store's lock, so it
+  ///   must be short and must not wait for other tasks. Its result is returned to the caller.
+  /// - Returns: What `body` returned.
+  /// - Throws: What `body` throws — its own writes are then undone while the rest of its group commits —
+  ///   or a ``PersistentLiveDataError`` when the group's commit fails (nothing of the group is written),
+  ///   ``PersistentLiveDataError/storeClosed(path:)`` after ``close()``, or `CancellationError` when the
+  ///   calling task was cancelled before the writer took the call (it then writes nothing; a call already
+  ///   taken commits with its group).
+  @discardableResult
+  public func write<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await database.write(body)
+  }
+}
+
+extension PersistentLiveData {
+  /// Writes `newValue` as the next version through the store's group commit: `try await store.write {
+  /// try self.set(newValue) }`.
+  ///
+  /// ```swift
+  /// try await settings.write(Settings(theme: "dark", fontSize: 16))
+  /// ```
+  /// - Parameter newValue: The value to store.
+  /// - Throws: As ``PersistentStore/write(_:)``; nothing has changed then.
+  public func write(_ newValue: Value) async throws {
+    try await database.write { [self] in try set(newValue) }
+  }
+}

@@ -1,0 +1,72 @@
+extension StoreDatabase {
+  /// Runs `body` on the store's writer as part of the next group commit; suspends the caller (its thread
+  /// is not blocked) until the group is committed and memory has moved.
+  ///
+  /// Cancelling the calling task withdraws the call if its group has not started; once it has, the write
+  /// happens and the result is returned as usual.
+  func write<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
+    let id = groupCommit.makeID()
+    let result = Locked<Result?>(nil)
+    return try await withTaskCancellationHandler {
+      try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Result, any Error>) in
+        let request = GroupCommitQueue.Request(
+          id: id,
+          run: {
+            result.withLock { $0 = nil }; let value = try body(); result.withLock { $0 = value }
+          },
+          finish: { error in
+            if let error {
+              continuation.resume(throwing: error)
+            } else if let value = result.withLock({ $0 }) {
+              continuation.resume(returning: value)
+            } else {
+              continuation.resume(throwing: CancellationError())
+            }
+          })
+        groupCommit.enqueue(request) { [self] batch in commitGroup(batch) }
+      }
+    } onCancel: {
+      groupCommit.withdraw(id, with: CancellationError())
+    }
+  }
+
+  /// Commits one group: every call's body in its own savepoint of one transaction, one `COMMIT` (one
+  /// sync), then the apply and notify phases for all of them, then each caller resumes. A body that
+  /// throws undoes only its own writes; a failed commit fails every call and changes nothing.
+  func commitGroup(_ requests: [GroupCommitQueue.Request]) {
+    var errors: [(any Error)?] = []
+    let committed = Swift.Result<CommitOutcome, any Error> {
+      try withConnection { connection, state in
+        let context = TransactionContext()
+        state.transaction = context
+        defer { state.transaction = nil }
+        try connection.begin(.immediate)
+        do {
+          for request in requests {
+            do {
+              try context.nested(connection: connection, request.run)
+              errors.append(nil)
+            } catch {
+              // Some SQLite errors end the whole transaction: then nothing of the group can commit.
+              guard connection.isInTransaction else { throw error }
+              errors.append(StoreErrors.map(error, path: displayPath))
+            }
+          }
+          try connection.commit()
+        } catch {
+          connection.rollback()
+          throw error
+        }
+        state.noteCommit()
+        return context.applyAll()
+      }
+    }
+    switch committed {
+    case .success(let outcome):
+      notify(outcome)
+      for (request, error) in zip(requests, errors) { request.finish(error) }
+    case .failure(let error):
+      for request in requests { request.finish(error) }
+    }
+  }
+}

@@ -1,0 +1,243 @@
+import Foundation
+import PLDCrashSim
+import PLDTestSupport
+import Testing
+
+@testable import PersistentLiveData
+
+extension Persistence {
+  /// `store.write { }` and `data.write(_:)` (API §10): bodies run on the store's writer, calls that arrive
+  /// together commit in one transaction, each call's writes commit or fail as a unit.
+  @Suite struct GroupCommitTests {
+    struct Refused: Error, Equatable {}
+
+    /// Starts a call whose body holds the writer until `count` other calls wait behind it, so that those
+    /// form the next group together; returns once the writer runs it.
+    static func holdWriter(_ store: PersistentStore, untilWaiting count: Int) async -> Task<Void, any Error> {
+      let queue = store.database.groupCommit
+      return await holdWriter(store) { queue.pendingCount >= count }
+    }
+
+    /// Starts a call whose body holds the writer until `release` is true (20 s at most); returns once
+    /// the writer runs it.
+    static func holdWriter(
+      _ store: PersistentStore, until release: @escaping @Sendable () -> Bool
+    ) async -> Task<Void, any Error> {
+      let running = Locked(false)
+      let task = Task.detached {
+        try await store.write {
+          running.withLock { $0 = true }
+          let deadline = ContinuousClock.now + .seconds(20)
+          while !release(), ContinuousClock.now < deadline { usleep(200) }
+        }
+      }
+      _ = await eventually { running.withLock { $0 } }
+      return task
+    }
+
+    /// Starts `body` as a call and waits until the writer's queue accepted it: calls started this way
+    /// are queued in the order they were started.
+    static func enqueue<T: Sendable>(
+      _ store: PersistentStore, _ body: @escaping @Sendable () throws -> T
+    ) async -> Task<T, any Error> {
+      let queue = store.database.groupCommit
+      func accepted() -> Int { queue.pendingCount + queue.statistics.calls }
+      let before = accepted()
+      let task = Task.detached { try await store.write(body) }
+      _ = await eventually { accepted() > before }
+      return task
+    }
+
+    @Test func writeReturnsAfterTheCommitWithMemoryMovedAndTheBodysResult() async throws {
+      let folder = try TemporaryDirectory("group")
+      let path = folder.path("store.db")
+      let store = try PersistentStore(path: path)
+      let count = try store.liveData("count", default: 0)
+      let recorder = await MainActor.run { DeliveryRecorder<Int>() }
+      let observer = await MainActor.run { count.observeForever(receiveCurrent: false, recorder.callback) }
+
+      // Inside the body, as in a transaction, memory has not moved yet: it moves with the commit.
+      let seenInside = try await store.write { () throws -> Int64 in
+        try count.set(7)
+        return count.version
+      }
+      try await count.write(8)
+
+      #expect(seenInside == 0)
+      #expect(count.value == 8 && count.version == 2)
+      // Committed on disk: another connection reads it.
+      #expect(try SQLiteCLI.query(path, "SELECT max(version) FROM pld_values WHERE key = 'count'") == "2")
+      // Observers hear of it on the main actor, as for a set made off the main actor (coalescing).
+      #expect(await eventually { !recorder.pending.isEmpty && count.version == 2 })
+      let delivered = await MainActor.run { recorder.takePending() }
+      #expect(delivered.last == 8 && Set(delivered).isSubset(of: [7, 8]))
+      await MainActor.run { observer.cancel() }
+    }
+
+    @Test func concurrentWritersGetGapFreeVersionsAndShareCommits() async throws {
+      let folder = try TemporaryDirectory("group")
+      let store = try PersistentStore(path: folder.path("store.db"))
+      let log = try store.liveData("log", default: 0)
+      let counter = try store.liveData("counter", default: 0)
+      let before = store.database.groupCommit.statistics
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        for writer in 0..<16 {
+          group.addTask {
+            for index in 0..<25 {
+              try await log.write(writer * 1_000 + index)
+              try await store.write { try counter.update { $0 += 1 } }
+            }
+          }
+        }
+        try await group.waitForAll()
+      }
+      let statistics = store.database.groupCommit.statistics
+      let history = try log.history()
+      #expect(history.map(\.version) == Array((1...400).reversed()))
+      #expect(Set(history.map(\.value)).count == 400, "every write stored once")
+      #expect(counter.value == 400 && counter.version == 400, "no lost update")
+      #expect(statistics.calls - before.calls == 800)
+      #expect(statistics.groups - before.groups < 800, "calls that arrived together shared a commit")
+    }
+
+    @Test func callsCommitInTheOrderTheWriterTookThem() async throws {
+      let store = try PersistentStore.inMemory()
+      let letters = try store.liveData("letters", default: "")
+      let holder = await Self.holdWriter(store, untilWaiting: 3)
+      var calls: [Task<Void, any Error>] = []
+      for letter in ["a", "b", "c"] {
+        calls.append(await Self.enqueue(store) { try letters.update { $0 += letter } })
+      }
+      try await holder.value
+      for call in calls { try await call.value }
+      #expect(try letters.history().reversed().map(\.value) == ["a", "ab", "abc"])
+    }
+
+    @Test func aThrowingBodyUndoesOnlyItsOwnWritesAndTheRestOfItsGroupCommits() async throws {
+      let folder = try TemporaryDirectory("group")
+      let path = folder.path("store.db")
+      let store = try PersistentStore(path: path)
+      let first = try store.liveData("first", default: 0)
+      let failing = try store.liveData("failing", default: 0)
+      let last = try store.liveData("last", default: 0)
+      let holder = await Self.holdWriter(store, untilWaiting: 3)
+      let before = store.database.groupCommit.statistics
+      let a = await Self.enqueue(store) { try first.set(1) }
+      let b = await Self.enqueue(store) { () throws -> Void in
+        try failing.set(1)
+        try first.set(99)
+        throw Refused()
+      }
+      let c = await Self.enqueue(store) { try last.set(1) }
+      try await holder.value
+      try await a.value
+      await #expect(throws: Refused.self) { try await b.value }
+      try await c.value
+
+      #expect(store.database.groupCommit.statistics.groups - before.groups == 1, "a, b and c: one group")
+      #expect(first.value == 1 && first.version == 1)
+      #expect(failing.version == 0 && failing.value == 0)
+      #expect(last.value == 1 && last.version == 1)
+      #expect(
+        try SQLiteCLI.query(
+          path, "SELECT group_concat(key || '=' || payload, ' ') FROM pld_values ORDER BY key")
+          == "first=1 last=1")
+    }
+
+    @Test func aFailedCommitFailsEveryCallOfTheGroupAndChangesNothing() async throws {
+      #expect(pld_crashsim_register(0, 0) == 0)
+      let folder = try TemporaryDirectory("group")
+      let path = folder.path("store.db")
+      var options = StoreOptions()
+      options.externalChangePollInterval = nil
+      let store = try PersistentStore(path: path, options: options)
+      let first = try store.liveData("first", default: 0)
+      let second = try store.liveData("second", default: 0)
+      try first.set(1)
+      let prefix = IOErrorPrefix(folder)
+      let holder = await Self.holdWriter(store, untilWaiting: 2)
+      let a = await Self.enqueue(store) { try first.set(2) }
+      let b = await Self.enqueue(store) { () throws -> Void in
+        try second.set(2)
+        // From here on every I/O on the store's files fails: the group's COMMIT cannot write the WAL.
+        pld_crashsim_set_ioerr(1, 1, prefix.path)
+      }
+      try await holder.value
+      let errors = [await Result { try await a.value }, await Result { try await b.value }]
+      pld_crashsim_set_ioerr(0, 0, nil)
+
+      for outcome in errors {
+        guard case .failure(let error as PersistentLiveDataError) = outcome else {
+          Issue.record("expected a store error, got \(outcome)")
+          continue
+        }
+        #expect(error.caseName == "ioError", "\(error)")
+      }
+      #expect(first.value == 1 && first.version == 1)
+      #expect(second.value == 0 && second.version == 0)
+      // Nothing reached the file; the next write works once the fault is gone.
+      try await first.write(3)
+      #expect(first.version == 2)
+      #expect(
+        try SQLiteCLI.query(
+          path, "SELECT group_concat(key || '=' || version, ' ') FROM pld_values ORDER BY key, version")
+          == "first=1 first=2")
+    }
+
+    @Test func cancellingAWaitingCallWithdrawsItAndWritesNothing() async throws {
+      let store = try PersistentStore.inMemory()
+      let value = try store.liveData("value", default: 0)
+      let gate = Locked(false)
+      let holder = await Self.holdWriter(store) { gate.withLock { $0 } }
+      let withdrawn = await Self.enqueue(store) { try value.set(1) }
+      withdrawn.cancel()
+      await #expect(throws: CancellationError.self) { try await withdrawn.value }
+      let kept = await Self.enqueue(store) { try value.set(2) }
+      gate.withLock { $0 = true }
+      try await holder.value
+      try await kept.value
+      #expect(try value.history().map(\.value) == [2])
+    }
+
+    @Test func closingWhileCallsWaitFailsThemWithStoreClosedAndLaterCallsToo() async throws {
+      let store = try PersistentStore.inMemory()
+      let value = try store.liveData("value", default: 0)
+      let gate = Locked(false)
+      let holder = await Self.holdWriter(store) { gate.withLock { $0 } }
+      let queued = [
+        await Self.enqueue(store) { try value.set(1) },
+        await Self.enqueue(store) { try value.set(2) },
+      ]
+      // close() fails the waiting calls at once, then waits for the group the writer holds.
+      let closer = Thread { try? store.close() }
+      closer.start()
+      for call in queued {
+        await #expect(throws: PersistentLiveDataError.storeClosed(path: nil)) { try await call.value }
+      }
+      gate.withLock { $0 = true }
+      try await holder.value
+      await #expect(throws: PersistentLiveDataError.storeClosed(path: nil)) { try await value.write(3) }
+      #expect(value.version == 0)
+    }
+  }
+}
+
+/// The folder's real path, as SQLite names the files it opens (fault injection matches by prefix).
+struct IOErrorPrefix {
+  let path: String
+
+  init(_ folder: TemporaryDirectory) {
+    if let resolved = realpath(folder.path, nil) {
+      path = String(cString: resolved)
+      free(resolved)
+    } else {
+      path = folder.path
+    }
+  }
+}
+
+extension Result where Failure == any Error {
+  init(catching body: () async throws -> Success) async {
+    do { self = .success(try await body()) } catch { self = .failure(error) }
+  }
+}
