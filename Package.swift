@@ -68,7 +68,7 @@ let package = Package(
       name: "PersistentLiveDataTests",
       dependencies: [
         "PersistentLiveData", "PersistentLiveDataTesting", "PLDCrashSim", "PLDFuzzHarness", "PLDTestSupport",
-        "pld-test-child", "pld-tool", "pld-todo", "pld-audit",
+        "pld-audit", "pld-sync-main-child", "pld-test-child", "pld-tool", "pld-todo",
       ],
       swiftSettings: swiftSettings
     ),
@@ -90,8 +90,15 @@ let package = Package(
     // A small program the tests run as a separate process: concurrent writers, crash targets.
     .executableTarget(
       name: "pld-test-child",
-      dependencies: ["PersistentLiveData", "PLDCrashSim"],
+      dependencies: ["PersistentLiveData", "PLDCrashSim", .product(name: "Logging", package: "swift-log")],
       path: "Tests/Helpers/pld-test-child",
+      swiftSettings: swiftSettings
+    ),
+    // A program with a synchronous main.swift: how (and whether) its main actor runs.
+    .executableTarget(
+      name: "pld-sync-main-child",
+      dependencies: ["PersistentLiveData"],
+      path: "Tests/Helpers/pld-sync-main-child",
       swiftSettings: swiftSettings
     ),
     // Fuzzing (Fuzz/README.md): libFuzzer entry points, built with --sanitize=fuzzer by .ci/run; without

@@ -30,19 +30,26 @@ extension LiveData {
 
   /// The dispatch loop. With an entry, catches up that one; without, every active observer. A write made
   /// by a callback restarts the loop, so every observer ends on the newest version exactly once and
-  /// observers after the writer never see the intermediate one.
+  /// observers after the writer never see the intermediate one. Each pass first announces its version to
+  /// Observation (once per version: see `announceToObservation(_:)`), with or without observers.
   @MainActor func dispatch(entry initiator: ObserverEntry<Value>?) {
     if isDispatching {
       dispatchInvalidated = true
       return
     }
-    guard let registry = existingRegistry else { return }
+    guard let registry = existingRegistry else {
+      announceToObservation(storage.withLock { $0.version })
+      return
+    }
     isDispatching = true
     defer { isDispatching = false }
     var initiator = initiator
     repeat {
       dispatchInvalidated = false
       let (value, version) = storage.withLock { ($0.value, $0.version) }
+      // Observation hears of the version first; an `onChange` that writes restarts the loop.
+      announceToObservation(version)
+      if dispatchInvalidated { continue }
       if let entry = initiator {
         notify(entry, value, version)
         initiator = nil

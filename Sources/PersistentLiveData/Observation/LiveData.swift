@@ -1,3 +1,5 @@
+import Observation
+
 /// An observable value holder whose observers respect lifecycles, modelled on Android's LiveData.
 ///
 /// `LiveData` is the read-only face of a value: code that should only observe gets a `LiveData`, code
@@ -17,6 +19,9 @@
 ///
 /// Observation is main-actor work; see the delivery rules in the package documentation.
 ///
+/// `LiveData` is also `Observable` (Swift's Observation framework): a SwiftUI view that reads ``value``
+/// in its body is updated with every delivered version. See <doc:SwiftUIAndObservation>.
+///
 /// A derived LiveData (``map(_:)``, ``distinctUntilChanged()``, ``switchMap(_:)``, any
 /// ``MediatorLiveData``) that nobody references keeps working as long as it is observed: see
 /// ``MediatorLiveData``.
@@ -30,6 +35,10 @@ open class LiveData<Value: Sendable>: @unchecked Sendable {
   /// Dispatch bookkeeping.
   @MainActor var isDispatching = false
   @MainActor var dispatchInvalidated = false
+  /// Swift's Observation: the registrar that ``value`` and ``version`` report their reads to.
+  let observationRegistrar = ObservationRegistrar()
+  /// The newest version announced to Observation: a dispatch announces a version only once.
+  @MainActor var observationVersion: Int64
 
   /// Creates a LiveData holding `value` at version 0.
   ///
@@ -41,6 +50,7 @@ open class LiveData<Value: Sendable>: @unchecked Sendable {
   /// - Parameter value: The initial value; it is delivered to observers that register.
   public init(_ value: Value) {
     storage = Locked(LiveDataStorage(value: value, version: 0))
+    observationVersion = 0
   }
 
   /// Creates a LiveData that has no value yet (version -1): nothing is delivered until the first set.
@@ -52,11 +62,13 @@ open class LiveData<Value: Sendable>: @unchecked Sendable {
   /// ```
   public init() where Value: ExpressibleByNilLiteral {
     storage = Locked(LiveDataStorage(value: nil, version: -1))
+    observationVersion = -1
   }
 
   /// Creates a LiveData at an explicit version; -1 means "not initialized".
   init(value: Value, version: Int64) {
     storage = Locked(LiveDataStorage(value: value, version: version))
+    observationVersion = version
   }
 
   deinit {
@@ -99,20 +111,31 @@ open class LiveData<Value: Sendable>: @unchecked Sendable {
 
   /// The current value. Readable from any thread.
   ///
+  /// Read inside `withObservationTracking` (or a SwiftUI view's body), it registers interest: the next
+  /// delivered version calls `onChange` on the main actor. See <doc:SwiftUIAndObservation>.
+  ///
   /// ```swift
   /// let total = cart.value.reduce(0) { $0 + $1.price }
   /// ```
-  public var value: Value { storage.withLock { $0.value } }
+  public var value: Value {
+    registerObservationAccess()
+    return storage.withLock { $0.value }
+  }
 
   /// The version of ``value``: 0 for the initial value, -1 when not initialized, and one more on every
   /// set, equal values included. Readable from any thread and always consistent with ``value``.
+  ///
+  /// Like ``value``, it registers interest when read inside `withObservationTracking`.
   ///
   /// ```swift
   /// let flag = MutableLiveData(false)
   /// flag.set(false)
   /// flag.version   // 1
   /// ```
-  public var version: Int64 { storage.withLock { $0.version } }
+  public var version: Int64 {
+    registerObservationAccess()
+    return storage.withLock { $0.version }
+  }
 
   /// Whether the LiveData holds a value (version ≥ 0).
   ///

@@ -8,6 +8,9 @@
 //       prints "ready", then "seen VERSION" when KEY reaches VERSION by a write of another process.
 //   pld-test-child set DB KEY INT
 //       sets KEY (an Int) once and prints "ack VERSION".
+//   pld-test-child daemon DB limit
+//       the daemon of the DocC article (Daemon.swift): logs "ready", a line per change of "limit", and
+//       "closed" after SIGINT or SIGTERM, to standard error.
 //   pld-test-child idle DB KEYS SECONDS
 //       opens KEYS live values, writes nothing for SECONDS and prints "cpu MICROSECONDS" (user + system).
 //   pld-test-child ack-loop DB KEY DURABILITY
@@ -204,6 +207,8 @@ do {
     guard pld_crashsim_register(crashAfter, seed) == 0 else { fail("cannot register the crash VFS") }
     // Checkpoints every 64 versions, so that short runs also lose power in the middle of one.
     try writeRecordsForever(path: path, key: key, durability: arguments[4], flushEvery: 64)
+  case "daemon":
+    try await serve(storePath: path)
   case "power-loss-raw":
     guard arguments.count == 6, let crashAfter = Int(arguments[4]), let seed = UInt32(arguments[5]) else {
       fail("usage: power-loss-raw DB KEY CRASH_AFTER SEED")
