@@ -47,6 +47,9 @@ do {
     try CheckpointBenchmark(quick: options.quick, scratch: scratch).run(report)
   }
   if options.runs("memory") { try MemoryBenchmark(quick: options.quick, scratch: scratch).run(report) }
+  if options.runs("groupcommit") {
+    try await GroupCommitBenchmark(quick: options.quick, scratch: scratch).run(report)
+  }
   if options.runs("idle") { try IdleBenchmark(quick: options.quick, scratch: scratch).run(report) }
   Goals(report: report, quick: options.quick).print(report)
 } catch {

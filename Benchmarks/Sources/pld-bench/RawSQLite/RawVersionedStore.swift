@@ -48,6 +48,30 @@ final class RawVersionedStore {
     try set(payload: encoder.encode(value), key: key)
   }
 
+  /// Encodes and commits several values, each as the next version of its key, in ONE transaction: the
+  /// physical limit of batching (one sync for all of them).
+  func set<Value: Encodable>(batch: [(key: String, value: Value)]) throws {
+    try begin.run()
+    do {
+      for (key, value) in batch {
+        let payload = try encoder.encode(value)
+        try latestVersion.bind(key, at: 1)
+        let latest = try latestVersion.step() && !latestVersion.isNull(0) ? latestVersion.int64(0) : 0
+        latestVersion.reset()
+        try insert.bind(key, at: 1)
+        try insert.bind(latest + 1, at: 2)
+        try insert.bind(Int64(Date().timeIntervalSince1970 * 1_000), at: 3)
+        try insert.bind(utf8: payload, at: 4)
+        try insert.run()
+      }
+      try commit.run()
+    } catch {
+      latestVersion.reset()
+      try? database.execute("ROLLBACK")
+      throw error
+    }
+  }
+
   /// Commits an already encoded JSON `payload` as the next version of `key`: the cost of the write
   /// without the encoding. Returns that version.
   @discardableResult

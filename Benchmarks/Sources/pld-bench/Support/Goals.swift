@@ -103,6 +103,16 @@ struct Goals {
         figure: value("memory", "library 1000000 rows", "peakOverEmpty"), target: (fileSize ?? .nan) / 10,
         unit: "MB", detail: "target: < 1/10 of the \(Format.value(fileSize ?? .nan)) MB file (loads no rows)")
     )
+    goals.append(
+      Goal(
+        issue: "16", goal: "16 .full writers: library / raw one write per commit (time per write)",
+        figure: value("groupcommit", "library write", "ratioToRawOnePerCommit"), target: 0.2, unit: "x",
+        detail: "≤ 0.20x: ≥ 5× the throughput"))
+    goals.append(
+      Goal(
+        issue: "16", goal: "16 .full writers: library / raw 16 writes per commit (time per write)",
+        figure: value("groupcommit", "library write", "ratioToRawSixteenPerCommit"), target: 1.0 / 0.9,
+        unit: "x", detail: "≤ 1.11x: ≥ 0.9× the throughput"))
     return goals
   }
 

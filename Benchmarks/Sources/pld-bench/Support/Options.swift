@@ -17,7 +17,7 @@ struct Options {
 
   static let groupNames = [
     "delivery", "registration", "set", "encoding", "restore", "history", "retention", "checkpoint", "memory",
-    "idle",
+    "groupcommit", "idle",
   ]
 
   static let usage = """
