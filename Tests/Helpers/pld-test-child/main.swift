@@ -73,6 +73,31 @@ func writeRecordsForever(
   }
 }
 
+/// The same records written by `writers` tasks at once through the store's group commit
+/// (`store.write { update }`), each reporting the versions it was acknowledged: acknowledgements may come
+/// out of order, and up to `writers` versions may be committed but not yet acknowledged.
+func writeRecordsConcurrently(
+  path: String, key: String, durability: String, writers: Int, flushEvery: Int64? = nil
+) async throws -> Never {
+  let store = try PersistentStore(path: path, options: crashOptions(durability))
+  let data = try store.liveData(key, default: CrashRecord(version: 0))
+  try await withThrowingTaskGroup(of: Void.self) { group in
+    for _ in 0..<writers {
+      group.addTask {
+        while true {
+          let record = try await store.write {
+            try data.update { $0 = CrashRecord(version: $0.version + 1) }
+          }
+          report("ack \(record.version)")
+          if let flushEvery, record.version % flushEvery == 0 { try store.flush() }
+        }
+      }
+    }
+    try await group.waitForAll()
+  }
+  fail("the writers stopped")
+}
+
 /// The negative control: the same rows written with raw SQLite and `synchronous=OFF` (no fsync at all).
 func writeRawRecordsForever(path: String, key: String) throws -> Never {
   let connection = try SQLiteConnection(path: path, mode: .readWrite, create: true)
@@ -200,6 +225,20 @@ do {
   case "records":
     guard arguments.count == 5 else { fail("usage: records DB KEY full|normal") }
     try writeRecordsForever(path: path, key: key, durability: arguments[4])
+  case "records-async":
+    guard arguments.count == 6, let writers = Int(arguments[5]) else {
+      fail("usage: records-async DB KEY full|normal WRITERS")
+    }
+    try await writeRecordsConcurrently(path: path, key: key, durability: arguments[4], writers: writers)
+  case "power-loss-async":
+    guard arguments.count == 8, let crashAfter = Int(arguments[5]), let seed = UInt32(arguments[6]),
+      let writers = Int(arguments[7])
+    else {
+      fail("usage: power-loss-async DB KEY full|normal CRASH_AFTER SEED WRITERS")
+    }
+    guard pld_crashsim_register(crashAfter, seed) == 0 else { fail("cannot register the crash VFS") }
+    try await writeRecordsConcurrently(
+      path: path, key: key, durability: arguments[4], writers: writers, flushEvery: 64)
   case "power-loss":
     guard arguments.count == 7, let crashAfter = Int(arguments[5]), let seed = UInt32(arguments[6]) else {
       fail("usage: power-loss DB KEY full|normal CRASH_AFTER SEED")
