@@ -33,12 +33,14 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
   /// How rows become values under the store's decode-failure policy.
   let decoding: StoredValueDecoding<Value>
 
-  init(key: String, value: Value, version: Int64, defaultValue: Value, database: StoreDatabase) {
-    self.key = key
+  init(
+    value: Value, version: Int64, defaultValue: Value, database: StoreDatabase,
+    decoding: StoredValueDecoding<Value>
+  ) {
+    key = decoding.key
     self.database = database
     self.defaultValue = defaultValue
-    decoding = StoredValueDecoding(
-      key: key, policy: database.options.onUndecodable, logger: database.options.logger)
+    self.decoding = decoding
     super.init(value: value, version: version)
   }
 

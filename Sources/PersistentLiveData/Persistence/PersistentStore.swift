@@ -104,7 +104,7 @@ public final class PersistentStore: Sendable {
       try database.history(key: key, limit: nil)
     }
     let created = PersistentLiveData(
-      key: key, value: value, version: version, defaultValue: defaultValue, database: database)
+      value: value, version: version, defaultValue: defaultValue, database: database, decoding: decoding)
     let (live, newer) = try database.register(created, valueType: Value.self, readAt: changeCount)
     // A version committed between the read and the registration (by `pld-tool set` in this process, or
     // by another connection) found no instance to move: catch up now.
