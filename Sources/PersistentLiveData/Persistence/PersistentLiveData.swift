@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 
+// Unchecked because LiveData is (an open class cannot be checked): every property this class adds is an
+// immutable `let` of a Sendable type, and the value itself is LiveData's lock-guarded storage.
 /// A ``LiveData`` whose every write is a new version in an SQLite file.
 ///
 /// Get one from ``PersistentStore/liveData(_:default:)``. It starts with the latest stored version of its
@@ -17,8 +19,6 @@ import Logging
 /// try settings.update { $0.fontSize += 1 }      // version 1, 2, 3 …
 /// let previous = try settings.history(limit: 2)
 /// ```
-// Unchecked because LiveData is (an open class cannot be checked): every property this class adds is an
-// immutable `let` of a Sendable type, and the value itself is LiveData's lock-guarded storage.
 public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value>, @unchecked Sendable {
   /// The key the value is stored under.
   ///
