@@ -20,8 +20,9 @@ final class StoreDatabase: Sendable {
   /// The live ``PersistentLiveData`` of every key.
   let instances = LiveInstanceRegistry()
   let writer: SerializedConnection<WriterState>
-  /// The timer that looks for other connections' commits and runs background checkpoints.
-  private let backgroundWork: BackgroundTimer?
+  /// Looks for other connections' commits (woken by file changes, or polling) and runs background
+  /// checkpoints; `nil` for in-memory stores and with `externalChangePollInterval = nil`.
+  let backgroundWork: StoreBackgroundWork?
 
   /// Everything besides the connection that only the holder of the writer's lock may touch.
   final class WriterState {
@@ -33,6 +34,8 @@ final class StoreDatabase: Sendable {
     var transaction: TransactionContext?
     /// When to checkpoint in the background.
     var checkpoints = CheckpointSchedule()
+    /// Called by a commit after which a background checkpoint is pending (it arms a timer).
+    var onCheckpointPending: (@Sendable () -> Void)?
     /// The last `PRAGMA data_version` seen; it changes only when another connection commits.
     var lastDataVersion: Int64 = 0
     /// Counts every change of the stored state this store knows of (its commits, other connections'
@@ -63,19 +66,32 @@ final class StoreDatabase: Sendable {
     if path != nil, let interval = options.externalChangePollInterval, interval > .zero {
       state.lastDataVersion = (try? opened.connection.dataVersion()) ?? 0
       _ = try? opened.connection.setPragma("wal_autocheckpoint", Self.fallbackAutoCheckpointPages)
-      backgroundWork = BackgroundTimer(every: interval)
+      let work = StoreBackgroundWork(
+        pollInterval: interval, safetyNetInterval: options.externalChangeSafetyNetInterval,
+        checkpointPause: Self.backgroundCheckpointPause)
+      state.onCheckpointPending = { [weak work] in work?.checkpointSoon() }
+      backgroundWork = work
     } else {
       backgroundWork = nil
     }
-    backgroundWork?.start { [weak self] in
-      self?.applyExternalChanges()
-      self?.checkpointIfIdle()
-    }
+    backgroundWork?.start(
+      watching: path, watchesFiles: options.watchesStoreFiles,
+      work: .init(
+        check: { [weak self] in self?.checkForExternalChanges() ?? false },
+        checkpoint: { [weak self] in self?.checkpointIfIdle() ?? false }))
     logOpen(opened, started: started)
   }
 
   deinit {
     backgroundWork?.cancel()
+  }
+
+  /// Runs ``applyExternalChanges()``; returns whether another connection had committed (its
+  /// `PRAGMA data_version` moved), which tells the background work to stop looking again.
+  private func checkForExternalChanges() -> Bool {
+    let before = writer.syncIfOpen { _, state in state.lastDataVersion }
+    applyExternalChanges()
+    return writer.syncIfOpen { _, state in state.lastDataVersion } != before
   }
 
   /// The path used in errors.
