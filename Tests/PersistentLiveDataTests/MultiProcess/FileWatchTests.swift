@@ -112,7 +112,7 @@ private func waitUntil(_ limit: Duration = .seconds(10), _ condition: () -> Bool
   }
 
   /// `census` opens 50 stores in 50 folders in a fresh child process and closes them: the watches go
-  /// with the stores, and the descriptors and threads of the process come back to what they were.
+  /// with the stores, the descriptors come back to what they were, and no thread stays per store.
   @Test(.enabled(if: canWatch)) func closingStoresLeavesNoWatchDescriptorOrThread() throws {
     let folder = try TemporaryDirectory()
     let child = try ChildProcess(ChildProcess.testChildPath, ["census", folder.path("census"), "50"])
@@ -124,7 +124,9 @@ private func waitUntil(_ limit: Duration = .seconds(10), _ condition: () -> Bool
     #expect(numbers[1] == 50, "one watch per folder while open: \(line)")
     #expect(numbers[2] == 0, "no watch left after close: \(line)")
     #expect(numbers[3] == numbers[4], "descriptors before and after: \(line)")
-    #expect(numbers[6] <= numbers[5] + 2, "threads before and after: \(line)")
+    // Dispatch keeps a pool of worker threads that grows and shrinks on its own; a thread per store
+    // would add 50.
+    #expect(numbers[6] < numbers[5] + 10, "threads before and after: \(line)")
   }
 
   @Test func environmentVariableMakesEveryStoreOfTheProcessPoll() throws {
