@@ -9,7 +9,8 @@ internal import Logging
 ///   *commit* (one transaction, under the lock), *apply* (memory moves with the commit, still under the
 ///   lock), *notify* (observers, after the lock is released) — transactions (`+Transactions`) reuse it;
 /// - reads are in `+Reading`; other connections' commits are found by `+ExternalChanges`; background
-///   checkpoints are in `+Checkpoints`;
+///   checkpoints are in `+Checkpoints`; when both run (woken by file changes, or polling) is decided by
+///   ``StoreBackgroundWork``;
 /// - live instances, one per key, are in a backend-neutral ``LiveInstanceRegistry``.
 ///
 /// No decoding and no user code run under the lock, with one documented exception: the body of
