@@ -178,6 +178,21 @@ private func waitUntil(_ limit: Duration = .seconds(10), _ condition: () -> Bool
     try second.close()
   }
 
+  /// Each own commit wakes the store's background work; the check it runs never holds the store, so a
+  /// store released right after writing frees its file at once.
+  @Test func aStoreReleasedRightAfterItsOwnWriteFreesTheFileAtOnce() throws {
+    let folder = try TemporaryDirectory()
+    let path = folder.path("released.db")
+    for round in 1...100 {
+      do {
+        let store = try PersistentStore(path: path, options: notifiedOnlyOptions())
+        try store.liveData("count", default: 0).set(round)
+      }
+    }
+    let store = try PersistentStore(path: path, options: notifiedOnlyOptions())
+    #expect(try store.liveData("count", default: 0).version == 100)
+  }
+
   // MARK: The fallback, without SQLite
 
   /// The path a store takes when its folder cannot be watched — `ENOSPC` at the user's watch limit
@@ -194,10 +209,7 @@ private func waitUntil(_ limit: Duration = .seconds(10), _ condition: () -> Bool
     work.start(
       watching: folder.path("missing/store.db"), watchesFiles: true,
       work: .init(
-        check: {
-          checks.withLock { $0 += 1 }
-          return false  // never finds a commit: each wake-up is followed up
-        }, checkpoint: { false }))
+        hasNewCommit: { false }, check: { checks.withLock { $0 += 1 } }, checkpoint: { false }))
     #expect(work.statistics.isWatching == false)
     #expect(waitUntil(.seconds(5)) { checks.withLock { $0 } >= 3 })
     work.cancel()
@@ -220,10 +232,10 @@ private func waitUntil(_ limit: Duration = .seconds(10), _ condition: () -> Bool
     work.start(
       watching: watched + "/store.db", watchesFiles: true,
       work: .init(
-        check: {
+        hasNewCommit: {
           checks.withLock { $0 += 1 }
           return false  // never finds a commit: each wake-up is followed up
-        }, checkpoint: { false }))
+        }, check: {}, checkpoint: { false }))
     #expect(work.statistics.isWatching)
 
     try Data("other".utf8).write(to: URL(fileURLWithPath: watched + "/store.db-shm"))

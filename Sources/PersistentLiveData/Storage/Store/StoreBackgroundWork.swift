@@ -27,8 +27,11 @@ internal import Foundation
 final class StoreBackgroundWork: Sendable {
   /// What runs in the background.
   struct Work: Sendable {
-    /// Looks for other connections' commits; returns whether it found one.
-    let check: @Sendable () -> Bool
+    /// Whether another connection committed since the last ``check`` (cheap; must not hold the store,
+    /// which a woken check would otherwise keep alive right after the store's own commits).
+    let hasNewCommit: @Sendable () -> Bool
+    /// Looks for other connections' commits and delivers them (`applyExternalChanges()`).
+    let check: @Sendable () -> Void
     /// Checkpoints if due; returns whether one is still pending (writes have not paused yet).
     let checkpoint: @Sendable () -> Bool
   }
@@ -147,11 +150,16 @@ final class StoreBackgroundWork: Sendable {
   }
 
   /// Runs a check for the wake-up `generation`; if it finds nothing (the commit may not be visible
-  /// yet), schedules the next follow-up, unless a newer wake-up started its own series.
+  /// yet) or could not apply it (a transaction was running), schedules the next follow-up, unless a
+  /// newer wake-up started its own series.
   private func runWokenCheck(_ work: Work?, generation: UInt64, followUp: Int) {
     guard let work else { return }
     state.withLock { $0.statistics.wokenChecks += 1 }
-    guard !work.check(), followUp < Self.followUpDelays.count else { return }
+    if work.hasNewCommit() {
+      work.check()
+      if !work.hasNewCommit() { return }
+    }
+    guard followUp < Self.followUpDelays.count else { return }
     queue.asyncAfter(deadline: .now() + Self.interval(Self.followUpDelays[followUp])) { [weak self] in
       guard let self else { return }
       let work = state.withLock { $0.wakeGeneration == generation ? $0.work : nil }
@@ -194,7 +202,7 @@ final class StoreBackgroundWork: Sendable {
             state.statistics.polls += 1
             return state.work
           }
-          _ = work?.check()
+          work?.check()
         }
         timer = source
       }

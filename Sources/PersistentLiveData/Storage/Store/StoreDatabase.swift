@@ -75,24 +75,34 @@ final class StoreDatabase: Sendable {
     } else {
       backgroundWork = nil
     }
+    let writer = writer
     backgroundWork?.start(
       watching: path, watchesFiles: options.watchesStoreFiles,
       work: .init(
-        check: { [weak self] in self?.checkForExternalChanges() ?? false },
+        hasNewCommit: { Self.hasNewCommit(writer) },
+        check: { [weak self] in self?.applyExternalChanges() },
         checkpoint: { [weak self] in self?.checkpointIfIdle() ?? false }))
     logOpen(opened, started: started)
   }
 
   deinit {
-    backgroundWork?.cancel()
+    // Released: the file is free for another store at once, even if the background work holds the
+    // connection for a moment (the lock waits for it).
+    close()
   }
 
-  /// Runs ``applyExternalChanges()``; returns whether another connection had committed (its
-  /// `PRAGMA data_version` moved), which tells the background work to stop looking again.
-  private func checkForExternalChanges() -> Bool {
-    let before = writer.syncIfOpen { _, state in state.lastDataVersion }
-    applyExternalChanges()
-    return writer.syncIfOpen { _, state in state.lastDataVersion } != before
+  /// Whether another connection committed since ``applyExternalChanges()`` last looked (`PRAGMA
+  /// data_version` moved) and nothing keeps it from applying that commit now (a transaction): a few µs
+  /// under the lock.
+  ///
+  /// Static, on the connection alone: the check that every commit's file event causes — this store's
+  /// own commits included — never holds the store, so releasing the store's last reference right after
+  /// a `set` closes its file at once.
+  static func hasNewCommit(_ writer: SerializedConnection<WriterState>) -> Bool {
+    writer.syncIfOpen { connection, state in
+      guard state.transaction == nil, let version = try? connection.dataVersion() else { return false }
+      return version != state.lastDataVersion
+    } ?? false
   }
 
   /// The path used in errors.
