@@ -30,7 +30,8 @@ final class StoreBackgroundWork: Sendable {
     /// Whether another connection committed since the last ``check`` (cheap; must not hold the store,
     /// which a woken check would otherwise keep alive right after the store's own commits).
     let hasNewCommit: @Sendable () -> Bool
-    /// Looks for other connections' commits and delivers them (`applyExternalChanges()`).
+    /// Looks for other connections' commits and delivers them (`applyExternalChanges()`); called only
+    /// after ``hasNewCommit`` said there is one, so that no poll or wake-up holds the store for nothing.
     let check: @Sendable () -> Void
     /// Checkpoints if due; returns whether one is still pending (writes have not paused yet).
     let checkpoint: @Sendable () -> Bool
@@ -39,8 +40,12 @@ final class StoreBackgroundWork: Sendable {
   /// How often each trigger ran the check, and whether the file is watched (for tests and the log).
   struct Statistics: Sendable, Equatable {
     var isWatching = false
+    /// Checks a wake-up or its follow-ups ran.
     var wokenChecks = 0
+    /// Checks the repeating timer ran.
     var polls = 0
+    /// How often either found another connection's commit and applied it (holding the store).
+    var appliedChecks = 0
   }
 
   private struct State {
@@ -156,6 +161,7 @@ final class StoreBackgroundWork: Sendable {
     guard let work else { return }
     state.withLock { $0.statistics.wokenChecks += 1 }
     if work.hasNewCommit() {
+      state.withLock { $0.statistics.appliedChecks += 1 }
       work.check()
       if !work.hasNewCommit() { return }
     }
@@ -202,7 +208,9 @@ final class StoreBackgroundWork: Sendable {
             state.statistics.polls += 1
             return state.work
           }
-          work?.check()
+          guard let work, work.hasNewCommit() else { return }
+          state.withLock { $0.statistics.appliedChecks += 1 }
+          work.check()
         }
         timer = source
       }
