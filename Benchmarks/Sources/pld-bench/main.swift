@@ -25,6 +25,17 @@ if let (probe, path) = options.memoryProbe {
   }
 }
 
+if let writer = options.externalWriter {
+  // The writing child of the external benchmark: another process committing to the observed store.
+  do {
+    try ExternalBenchmark.write(path: writer.path, count: writer.count, seed: writer.seed)
+    exit(0)
+  } catch {
+    FileHandle.standardError.write(Data("pld-bench --external-writer: \(error)\n".utf8))
+    exit(1)
+  }
+}
+
 var run = RunInfo(options: options)
 print("# PersistentLiveData benchmark\n")
 run.header.forEach { print($0) }
@@ -51,6 +62,9 @@ do {
     try await GroupCommitBenchmark(quick: options.quick, scratch: scratch).run(report)
   }
   if options.runs("idle") { try IdleBenchmark(quick: options.quick, scratch: scratch).run(report) }
+  if options.runs("external") {
+    try await ExternalBenchmark(quick: options.quick, scratch: scratch).run(report)
+  }
   Goals(report: report, quick: options.quick).print(report)
 } catch {
   FileHandle.standardError.write(Data("pld-bench: \(error)\n".utf8))

@@ -191,3 +191,92 @@ enum POSIX {
     close(descriptor)
   }
 }
+
+#if os(Linux)
+// MARK: inotify (Linux)
+
+extension POSIX {
+  /// The calls of Linux's inotify(7) the store's file watcher makes, and the parsing of its events.
+  ///
+  /// One instance (a descriptor) watches many folders; each watch reports the changes of the files in
+  /// its folder as events that name the file.
+  ///
+  /// ```swift
+  /// let descriptor = try POSIX.Inotify.create().get()
+  /// let watch = try POSIX.Inotify.addWatch(descriptor, folder: "/var/app").get()
+  /// let events = POSIX.Inotify.readEvents(descriptor)   // [] until a file in /var/app is written
+  /// ```
+  enum Inotify {
+    /// One event: the watch it belongs to, what happened, and the file's name within the folder.
+    struct Event: Sendable, Hashable {
+      let watch: Int32
+      let mask: UInt32
+      let name: String
+
+      /// The kernel's queue overflowed: events were lost (`IN_Q_OVERFLOW`, watch -1).
+      var isOverflow: Bool { mask & UInt32(IN_Q_OVERFLOW) != 0 }
+      /// The watch is gone: its folder was deleted, unmounted, or the watch removed (`IN_IGNORED`).
+      var isWatchRemoved: Bool { mask & UInt32(IN_IGNORED) != 0 }
+    }
+
+    /// `inotify_init1(IN_NONBLOCK | IN_CLOEXEC)`: a new instance, read without blocking.
+    ///
+    /// - Returns: The descriptor, or the failure (`EMFILE`: the per-user limit of instances,
+    ///   `fs.inotify.max_user_instances`, is reached; `ENOSYS`: no inotify in this kernel).
+    static func create() -> Result<Int32, Failure> {
+      let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+      guard descriptor >= 0 else { return .failure(Failure(operation: "inotify_init1", code: errno)) }
+      return .success(descriptor)
+    }
+
+    /// `inotify_add_watch(descriptor, folder, IN_MODIFY | IN_ONLYDIR | IN_EXCL_UNLINK)`: reports writes
+    /// (and truncations) of the files in `folder`. Watching a folder already watched by this instance
+    /// returns the same watch.
+    ///
+    /// - Returns: The watch, or the failure (`ENOSPC`: the per-user limit of watches,
+    ///   `fs.inotify.max_user_watches`, is reached; `ENOENT`, `ENOTDIR`, `EACCES`: no such folder).
+    static func addWatch(_ descriptor: Int32, folder: String) -> Result<Int32, Failure> {
+      let mask = UInt32(IN_MODIFY) | UInt32(IN_ONLYDIR) | UInt32(IN_EXCL_UNLINK)
+      let watch = inotify_add_watch(descriptor, folder, mask)
+      guard watch >= 0 else { return .failure(Failure(operation: "inotify_add_watch", code: errno)) }
+      return .success(watch)
+    }
+
+    /// `inotify_rm_watch`: stops a watch (an `IN_IGNORED` event for it follows).
+    static func removeWatch(_ descriptor: Int32, _ watch: Int32) {
+      _ = inotify_rm_watch(descriptor, watch)
+    }
+
+    /// Reads every event queued on the (non-blocking) `descriptor`; empty when none is.
+    static func readEvents(_ descriptor: Int32) -> [Event] {
+      var events: [Event] = []
+      // Room for many events: each is 16 bytes and a name padded to 16, at most NAME_MAX + 1 bytes.
+      var buffer = [UInt8](repeating: 0, count: 16_384)
+      while true {
+        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        if count < 0, errno == EINTR { continue }
+        guard count > 0 else { return events }
+        buffer.withUnsafeBytes { events += parse(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+      }
+    }
+
+    /// Splits what `read` returned into events: `struct inotify_event { int wd; uint32_t mask, cookie,
+    /// len; char name[len]; }`, the name padded with NULs.
+    static func parse(_ bytes: UnsafeRawBufferPointer) -> [Event] {
+      var events: [Event] = []
+      var offset = 0
+      let header = MemoryLayout<inotify_event>.size
+      while offset + header <= bytes.count {
+        let watch = bytes.loadUnaligned(fromByteOffset: offset, as: Int32.self)
+        let mask = bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
+        let length = Int(bytes.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+        let end = min(bytes.count, offset + header + length)
+        let name = bytes[(offset + header)..<end].prefix { $0 != 0 }
+        events.append(Event(watch: watch, mask: mask, name: String(decoding: name, as: UTF8.self)))
+        offset = end
+      }
+      return events
+    }
+  }
+}
+#endif

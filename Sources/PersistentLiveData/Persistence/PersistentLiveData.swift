@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 
+// Unchecked because LiveData is (an open class cannot be checked): every property this class adds is an
+// immutable `let` of a Sendable type, and the value itself is LiveData's lock-guarded storage.
 /// A ``LiveData`` whose every write is a new version in an SQLite file.
 ///
 /// Get one from ``PersistentStore/liveData(_:default:)``. It starts with the latest stored version of its

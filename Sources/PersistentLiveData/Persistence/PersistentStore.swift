@@ -162,9 +162,9 @@ public final class PersistentStore: Sendable {
   /// Closes the file. Afterwards `set`, `update`, `liveData` and the other store calls throw
   /// ``PersistentLiveDataError/storeClosed(path:)``; live data keep their last value. Idempotent.
   ///
-  /// Closing also stops the polling for external changes and lets another `PersistentStore` of this
-  /// process open the file. Releasing the store and every live value it made has the same effect (each
-  /// ``PersistentLiveData`` keeps its store's file open).
+  /// Closing also stops looking for other processes' commits (the folder's watch, the polling) and lets
+  /// another `PersistentStore` of this process open the file. Releasing the store and every live value it
+  /// made has the same effect (each ``PersistentLiveData`` keeps its store's file open).
   ///
   /// ```swift
   /// try store.close()

@@ -50,17 +50,43 @@ public struct StoreOptions: Sendable {
   /// ```
   public var verifiesIntegrityOnOpen: Bool
   /// How often the store checks whether another connection or process committed to its file
-  /// (`PRAGMA data_version`, about 5 µs a check). Changed keys are reloaded and their observers notified.
-  /// `nil` turns the check off. Default 50 ms.
+  /// (`PRAGMA data_version`, about 5 µs a check) when it is not woken by file notifications. Changed keys
+  /// are reloaded and their observers notified. `nil` turns the detection off entirely (no watch, no
+  /// polling). Default 50 ms.
   ///
-  /// The same background timer also checkpoints the WAL once this store's writes pause; with `nil`,
-  /// SQLite's automatic checkpoint does that work instead. In-memory stores never poll.
+  /// On Linux the store is normally woken within a millisecond or two of another process's commit
+  /// (inotify, see ``watchesStoreFiles``) and polls only every ``externalChangeSafetyNetInterval``.
+  /// This interval applies where that is not possible: on other systems, where inotify is missing or
+  /// its watch limit is reached, with ``watchesStoreFiles`` off, or with `PLD_DISABLE_FILE_WATCH=1` in
+  /// the environment. With `nil`, background checkpoints are off too and SQLite's automatic checkpoint
+  /// does that work. In-memory stores never poll.
   ///
   /// ```swift
   /// var options = StoreOptions()
   /// options.externalChangePollInterval = .milliseconds(250)   // or nil: no other writer
   /// ```
   public var externalChangePollInterval: Duration?
+  /// Whether the store asks the system to wake it when its file is written (inotify on Linux, one
+  /// instance per process and one watch per folder), instead of only polling. Default `true`.
+  ///
+  /// Turn it off for a file system whose writes from other machines raise no notifications (NFS): the
+  /// store then polls every ``externalChangePollInterval``. Elsewhere than Linux it has no effect (the
+  /// store polls). Setting `PLD_DISABLE_FILE_WATCH=1` in the environment turns it off for every store of
+  /// the process (read once, when the first store opens).
+  ///
+  /// ```swift
+  /// var options = StoreOptions()
+  /// options.watchesStoreFiles = false   // a database on NFS: poll every 50 ms
+  /// ```
+  public var watchesStoreFiles: Bool
+  /// How often a store woken by file notifications still checks for other connections' commits, in case
+  /// a notification is lost. Default 1 s; never more often than ``externalChangePollInterval``.
+  ///
+  /// ```swift
+  /// var options = StoreOptions()
+  /// options.externalChangeSafetyNetInterval = .seconds(5)   // idle devices: fewer wake-ups
+  /// ```
+  public var externalChangeSafetyNetInterval: Duration
   /// Where the store reports what happens to it: opening (info; a refused or failed open: error),
   /// migrations applied (notice),
   /// stored values that no longer decode and the fallback taken (warning), writes slower than
@@ -116,6 +142,8 @@ public struct StoreOptions: Sendable {
     self.busyTimeoutMilliseconds = 5_000
     self.verifiesIntegrityOnOpen = true
     self.externalChangePollInterval = .milliseconds(50)
+    self.watchesStoreFiles = true
+    self.externalChangeSafetyNetInterval = .seconds(1)
     self.logger = nil
     self.slowWriteThreshold = .milliseconds(100)
     self.secureDelete = false

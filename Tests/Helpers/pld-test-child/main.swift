@@ -11,6 +11,15 @@
 //   pld-test-child daemon DB limit
 //       the daemon of the DocC article (Daemon.swift): logs "ready", a line per change of "limit", and
 //       "closed" after SIGINT or SIGTERM, to standard error.
+//   pld-test-child set-series DB KEY COUNT PAUSE_MS
+//       sets KEY (an Int) to 1, 2 … COUNT, printing "ack VERSION" after each and pausing PAUSE_MS.
+//   pld-test-child set-all DB KEY INT [DB…]
+//       sets KEY (an Int) once in each DB (opened and closed one after the other), then prints "done N".
+//   pld-test-child truncate DB
+//       checkpoints DB with wal_checkpoint(TRUNCATE) (the -wal shrinks to 0 bytes); prints "truncated".
+//   pld-test-child census DIR COUNT
+//       opens COUNT stores in COUNT folders under DIR, closes them, prints "inotify FDS WATCHES_OPEN
+//       WATCHES_CLOSED fds BEFORE AFTER threads BEFORE AFTER" (see Census.swift).
 //   pld-test-child idle DB KEYS SECONDS
 //       opens KEYS live values, writes nothing for SECONDS and prints "cpu MICROSECONDS" (user + system).
 //   pld-test-child ack-loop DB KEY DURABILITY
@@ -49,6 +58,14 @@ struct CrashRecord: Codable, Sendable, Equatable {
     let letter = Character(Unicode.Scalar(UInt8(97 + Int(version % 26))))
     fill = String(repeating: letter, count: 20 + Int((version &* 7_919) % 2_500))
   }
+}
+
+/// Options of a child that only writes: no watch, no polling, no integrity check.
+func quietOptions() -> StoreOptions {
+  var options = StoreOptions()
+  options.externalChangePollInterval = nil
+  options.verifiesIntegrityOnOpen = false
+  return options
 }
 
 /// Options of the crash modes: polling off, so that the only I/O is the writes under test.
@@ -147,10 +164,10 @@ final class Recorder {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count >= 4 else { fail("usage") }
+guard arguments.count >= 4 || (arguments.count == 3 && arguments[1] == "truncate") else { fail("usage") }
 let mode = arguments[1]
 let path = arguments[2]
-let key = arguments[3]
+let key = arguments.count > 3 ? arguments[3] : ""
 
 do {
   switch mode {
@@ -197,6 +214,39 @@ do {
     let data = try store.liveData(key, default: 0)
     try data.set(number)
     report("ack \(data.version)")
+  case "set-series":
+    guard arguments.count == 6, let count = Int(arguments[4]), let pause = Int(arguments[5]) else {
+      fail("usage: set-series DB KEY COUNT PAUSE_MS")
+    }
+    let store = try PersistentStore(path: path, options: quietOptions())
+    let data = try store.liveData(key, default: 0)
+    for number in 1...max(1, count) {
+      try data.set(number)
+      report("ack \(data.version)")
+      try await Task.sleep(for: .milliseconds(pause))
+    }
+  case "set-all":
+    guard arguments.count >= 5, let number = Int(arguments[4]) else {
+      fail("usage: set-all DB KEY INT [DB…]")
+    }
+    let paths = [path] + arguments.dropFirst(5)
+    for path in paths {
+      let store = try PersistentStore(path: path, options: quietOptions())
+      try store.liveData(key, default: 0).set(number)
+      try store.close()
+    }
+    report("done \(paths.count)")
+  case "truncate":
+    let connection = try SQLiteConnection(path: path, mode: .readWrite, create: false)
+    try connection.busyTimeout(5_000)
+    // A connection that has read nothing has not opened the WAL yet: its checkpoint would do nothing.
+    _ = try connection.scalarInt64("SELECT count(*) FROM sqlite_master")
+    _ = try connection.walCheckpoint(.truncate)
+    connection.close()
+    report("truncated")
+  case "census":
+    guard let count = Int(key) else { fail("usage: census DIR COUNT") }
+    report(try Census.run(folder: path, stores: count))
   case "idle":
     guard arguments.count == 5, let keys = Int(key), let seconds = Double(arguments[4]) else {
       fail("usage: idle DB KEYS SECONDS")

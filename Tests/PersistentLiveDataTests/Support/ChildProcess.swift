@@ -25,8 +25,12 @@ final class ChildProcess {
   }
 
   /// Starts `executable arguments…` with its standard output on a pipe this object reads; with
-  /// `mergingStandardError`, its standard error goes to the same pipe.
-  init(_ executable: String, _ arguments: [String], mergingStandardError: Bool = false) throws {
+  /// `mergingStandardError`, its standard error goes to the same pipe. `environment` adds to (or
+  /// overrides) this process's environment.
+  init(
+    _ executable: String, _ arguments: [String], mergingStandardError: Bool = false,
+    environment: [String: String] = [:]
+  ) throws {
     var fds: [Int32] = [0, 0]
     guard pipe(&fds) == 0 else { throw POSIXError(.EIO) }
     var actions = posix_spawn_file_actions_t()
@@ -38,8 +42,11 @@ final class ChildProcess {
     posix_spawn_file_actions_addclose(&actions, fds[1])
     let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
+    let variables = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    let envp: [UnsafeMutablePointer<CChar>?] = variables.map { strdup("\($0)=\($1)") } + [nil]
+    defer { envp.forEach { free($0) } }
     var pid: pid_t = 0
-    let rc = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+    let rc = posix_spawn(&pid, executable, &actions, nil, argv, envp)
     close(fds[1])
     guard rc == 0 else {
       close(fds[0])

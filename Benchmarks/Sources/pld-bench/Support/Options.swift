@@ -14,10 +14,12 @@ struct Options {
   var help = false
   /// Internal: run as the child process of the memory benchmark (`--memory-probe KIND PATH`).
   var memoryProbe: (probe: MemoryBenchmark.Probe, path: String)?
+  /// Internal: run as the writing child of the external benchmark (`--external-writer PATH COUNT SEED`).
+  var externalWriter: (path: String, count: Int, seed: Int)?
 
   static let groupNames = [
     "delivery", "registration", "set", "encoding", "restore", "history", "retention", "checkpoint", "memory",
-    "groupcommit", "idle",
+    "groupcommit", "idle", "external",
   ]
 
   static let usage = """
@@ -50,6 +52,11 @@ struct Options {
           let path = remaining.next()
         else { throw UsageError(description: "--memory-probe needs none|library|raw and a path") }
         options.memoryProbe = (kind, path)
+      case "--external-writer":
+        guard let path = remaining.next(), let count = remaining.next().flatMap({ Int($0) }),
+          let seed = remaining.next().flatMap({ Int($0) })
+        else { throw UsageError(description: "--external-writer needs a path, a count and a seed") }
+        options.externalWriter = (path, count, seed)
       case "--only":
         guard let group = remaining.next(), groupNames.contains(group) else {
           throw UsageError(description: "--only needs one of: \(groupNames.joined(separator: ", "))")

@@ -12,10 +12,18 @@ extension StoreDatabase {
   /// Copies the WAL back into the database when this store has written and then paused, so that the
   /// caller of `set` rarely pays for a checkpoint (3–5 ms each). A PASSIVE checkpoint never blocks
   /// other connections and changes nothing about durability: the WAL is synced before it is copied.
-  func checkpointIfIdle() {
+  ///
+  /// - Returns: Whether a checkpoint is still pending: enough commits, but writes have not paused yet
+  ///   (or a transaction is running). The caller looks again after another pause.
+  @discardableResult
+  func checkpointIfIdle() -> Bool {
     let started = ContinuousClock.now
+    var isPending = false
     let checkpointed = writer.syncIfOpen { connection, state -> Int? in
-      guard state.transaction == nil, state.checkpoints.isDue else { return nil }
+      guard state.transaction == nil, state.checkpoints.isDue else {
+        isPending = state.checkpoints.isPending
+        return nil
+      }
       state.checkpoints.reset()
       return (try? connection.walCheckpoint(.passive))?.checkpointedFrames ?? -1
     }
@@ -28,11 +36,12 @@ extension StoreDatabase {
           "milliseconds": "\(Self.milliseconds(since: started))",
         ])
     }
+    return isPending
   }
 
 }
 
-/// Commits since the last checkpoint, and when the last one happened: the background timer checkpoints
+/// Commits since the last checkpoint, and when the last one happened: the background work checkpoints
 /// once writes pause, so that callers rarely pay for it.
 struct CheckpointSchedule {
   private var commitsSinceCheckpoint = 0
@@ -43,9 +52,14 @@ struct CheckpointSchedule {
     lastCommit = .now
   }
 
-  var isDue: Bool {
+  /// Enough commits for a checkpoint to be worthwhile.
+  var isPending: Bool {
     commitsSinceCheckpoint >= StoreDatabase.backgroundCheckpointCommits
-      && ContinuousClock.now - lastCommit >= StoreDatabase.backgroundCheckpointPause
+  }
+
+  /// Pending, and writes have paused.
+  var isDue: Bool {
+    isPending && ContinuousClock.now - lastCommit >= StoreDatabase.backgroundCheckpointPause
   }
 
   mutating func reset() {

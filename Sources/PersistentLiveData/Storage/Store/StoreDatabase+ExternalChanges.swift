@@ -36,36 +36,3 @@ extension StoreDatabase {
     effect.notifyObservers()
   }
 }
-
-/// A repeating timer on a queue of its own, for a store's background work; cancelled on close.
-final class BackgroundTimer: Sendable {
-  /// The dispatch source, until cancelled.
-  private let timer: Locked<(any DispatchSourceTimer)?>
-  private let interval: Int
-
-  init(every interval: Duration) {
-    timer = Locked(DispatchSource.makeTimerSource(queue: DispatchQueue(label: "PersistentLiveData.poll")))
-    self.interval = max(
-      1_000_000,
-      Int(interval.components.seconds) * 1_000_000_000 + Int(interval.components.attoseconds / 1_000_000_000))
-  }
-
-  /// Starts calling `work` every interval.
-  func start(_ work: @escaping @Sendable () -> Void) {
-    timer.withLock { timer in
-      timer?.schedule(
-        deadline: .now() + .nanoseconds(interval), repeating: .nanoseconds(interval),
-        leeway: .nanoseconds(interval / 10))
-      timer?.setEventHandler(handler: work)
-      timer?.resume()
-    }
-  }
-
-  /// Stops the timer; idempotent.
-  func cancel() {
-    timer.withLock { timer in
-      timer?.cancel()
-      timer = nil
-    }
-  }
-}

@@ -125,5 +125,6 @@ extension StoreDatabase.WriterState {
   func noteCommit() {
     checkpoints.noteCommit()
     changeCount &+= 1
+    if checkpoints.isPending { onCheckpointPending?() }
   }
 }

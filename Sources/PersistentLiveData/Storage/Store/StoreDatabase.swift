@@ -9,7 +9,8 @@ internal import Logging
 ///   *commit* (one transaction, under the lock), *apply* (memory moves with the commit, still under the
 ///   lock), *notify* (observers, after the lock is released) — transactions (`+Transactions`) reuse it;
 /// - reads are in `+Reading`; other connections' commits are found by `+ExternalChanges`; background
-///   checkpoints are in `+Checkpoints`;
+///   checkpoints are in `+Checkpoints`; when both run (woken by file changes, or polling) is decided by
+///   ``StoreBackgroundWork``;
 /// - live instances, one per key, are in a backend-neutral ``LiveInstanceRegistry``.
 ///
 /// No decoding and no user code run under the lock, with one documented exception: the body of
@@ -24,8 +25,9 @@ final class StoreDatabase: Sendable {
   let groupCommit = GroupCommitQueue()
   /// Signalled after every commit this store makes or notices: wakes ``PersistentLiveData/changes(since:)``.
   let changeSignal = ChangeSignal()
-  /// The timer that looks for other connections' commits and runs background checkpoints.
-  private let backgroundWork: BackgroundTimer?
+  /// Looks for other connections' commits (woken by file changes, or polling) and runs background
+  /// checkpoints; `nil` for in-memory stores and with `externalChangePollInterval = nil`.
+  let backgroundWork: StoreBackgroundWork?
 
   /// Everything besides the connection that only the holder of the writer's lock may touch.
   final class WriterState {
@@ -37,6 +39,8 @@ final class StoreDatabase: Sendable {
     var transaction: TransactionContext?
     /// When to checkpoint in the background.
     var checkpoints = CheckpointSchedule()
+    /// Called by a commit after which a background checkpoint is pending (it arms a timer).
+    var onCheckpointPending: (@Sendable () -> Void)?
     /// The last `PRAGMA data_version` seen; it changes only when another connection commits.
     var lastDataVersion: Int64 = 0
     /// Counts every change of the stored state this store knows of (its commits, other connections'
@@ -67,19 +71,42 @@ final class StoreDatabase: Sendable {
     if path != nil, let interval = options.externalChangePollInterval, interval > .zero {
       state.lastDataVersion = (try? opened.connection.dataVersion()) ?? 0
       _ = try? opened.connection.setPragma("wal_autocheckpoint", Self.fallbackAutoCheckpointPages)
-      backgroundWork = BackgroundTimer(every: interval)
+      let work = StoreBackgroundWork(
+        pollInterval: interval, safetyNetInterval: options.externalChangeSafetyNetInterval,
+        checkpointPause: Self.backgroundCheckpointPause)
+      state.onCheckpointPending = { [weak work] in work?.checkpointSoon() }
+      backgroundWork = work
     } else {
       backgroundWork = nil
     }
-    backgroundWork?.start { [weak self] in
-      self?.applyExternalChanges()
-      self?.checkpointIfIdle()
-    }
+    let writer = writer
+    backgroundWork?.start(
+      watching: path, watchesFiles: options.watchesStoreFiles,
+      work: .init(
+        hasNewCommit: { Self.hasNewCommit(writer) },
+        check: { [weak self] in self?.applyExternalChanges() },
+        checkpoint: { [weak self] in self?.checkpointIfIdle() ?? false }))
     logOpen(opened, started: started)
   }
 
   deinit {
-    backgroundWork?.cancel()
+    // Released: the file is free for another store at once, even if the background work holds the
+    // connection for a moment (the lock waits for it).
+    close()
+  }
+
+  /// Whether another connection committed since ``applyExternalChanges()`` last looked (`PRAGMA
+  /// data_version` moved) and nothing keeps it from applying that commit now (a transaction): a few µs
+  /// under the lock.
+  ///
+  /// Static, on the connection alone: the check that every commit's file event causes — this store's
+  /// own commits included — never holds the store, so releasing the store's last reference right after
+  /// a `set` closes its file at once.
+  static func hasNewCommit(_ writer: SerializedConnection<WriterState>) -> Bool {
+    writer.syncIfOpen { connection, state in
+      guard state.transaction == nil, let version = try? connection.dataVersion() else { return false }
+      return version != state.lastDataVersion
+    } ?? false
   }
 
   /// The path used in errors.

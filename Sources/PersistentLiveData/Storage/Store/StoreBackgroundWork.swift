@@ -1,0 +1,236 @@
+internal import Foundation
+
+/// When a store's background work runs, on a serial queue of its own: the check for other connections'
+/// commits (`applyExternalChanges()`) and the checkpoint once this store's writes pause
+/// (`checkpointIfIdle()`).
+///
+/// - **Woken** (Linux): the ``FileChangeMonitor`` watches the folder of the store's file and wakes the
+///   store when its `-wal` is written, by any process. A wake-up while a check is already queued adds
+///   nothing, so a burst of commits costs one check. The write of the WAL frames comes *before* the
+///   commit is visible (the writer then syncs them and publishes the commit in the `-shm`, which raises
+///   no event), so a check that finds nothing new is repeated after 1, 2, 4 … 256 ms, until one finds
+///   a commit or a new wake-up starts the series again. A slow poll (the *safety net*,
+///   `StoreOptions.externalChangeSafetyNetInterval`) still runs, in case a notification is lost.
+/// - **Polled**: where the file cannot be watched (not Linux, no inotify, the watch limit reached,
+///   `StoreOptions.watchesStoreFiles` off, `PLD_DISABLE_FILE_WATCH=1`, the folder's watch lost), the
+///   check runs every `StoreOptions.externalChangePollInterval`.
+/// - **Checkpoints** do not ride on either: a commit that makes a checkpoint worthwhile arms a one-shot
+///   timer, which checkpoints once writes have paused (or looks again after another pause). An idle
+///   store has no checkpoint timer.
+///
+/// ```swift
+/// let work = StoreBackgroundWork(
+///   pollInterval: .milliseconds(50), safetyNetInterval: .seconds(1), checkpointPause: .milliseconds(20))
+/// work.start(watching: path, watchesFiles: true, work: .init(check: check, checkpoint: checkpoint))
+/// defer { work.cancel() }
+/// ```
+final class StoreBackgroundWork: Sendable {
+  /// What runs in the background.
+  struct Work: Sendable {
+    /// Whether another connection committed since the last ``check`` (cheap; must not hold the store,
+    /// which a woken check would otherwise keep alive right after the store's own commits).
+    let hasNewCommit: @Sendable () -> Bool
+    /// Looks for other connections' commits and delivers them (`applyExternalChanges()`); called only
+    /// after ``hasNewCommit`` said there is one, so that no poll or wake-up holds the store for nothing.
+    let check: @Sendable () -> Void
+    /// Checkpoints if due; returns whether one is still pending (writes have not paused yet).
+    let checkpoint: @Sendable () -> Bool
+  }
+
+  /// How often each trigger ran the check, and whether the file is watched (for tests and the log).
+  struct Statistics: Sendable, Equatable {
+    var isWatching = false
+    /// Checks a wake-up or its follow-ups ran.
+    var wokenChecks = 0
+    /// Checks the repeating timer ran.
+    var polls = 0
+    /// How often either found another connection's commit and applied it (holding the store).
+    var appliedChecks = 0
+  }
+
+  private struct State {
+    /// `nil` once cancelled: nothing runs after that.
+    var work: Work?
+    /// The monitor's token while the folder is watched.
+    var watchToken: UInt64?
+    var isCheckQueued = false
+    /// Counts wake-ups: a follow-up check of an older one is dropped.
+    var wakeGeneration: UInt64 = 0
+    var isCheckpointArmed = false
+    var statistics = Statistics()
+  }
+
+  private let queue = DispatchQueue(label: "PersistentLiveData.store")
+  private let timer = Locked<(any DispatchSourceTimer)?>(nil)
+  private let state = Locked(State())
+  private let pollInterval: Duration
+  private let safetyNetInterval: Duration
+  private let checkpointPause: Duration
+
+  init(pollInterval: Duration, safetyNetInterval: Duration, checkpointPause: Duration) {
+    self.pollInterval = pollInterval
+    self.safetyNetInterval = safetyNetInterval
+    self.checkpointPause = checkpointPause
+  }
+
+  deinit {
+    cancel()
+  }
+
+  /// Starts the work: woken by changes of `path`'s `-wal` if it can be watched (and `watchesFiles`),
+  /// else polled.
+  func start(watching path: String?, watchesFiles: Bool, work: Work) {
+    state.withLock { $0.work = work }
+    var isWatching = false
+    if watchesFiles, let path, let monitor = FileChangeMonitor.shared {
+      let watched = monitor.watch(
+        folder: POSIX.parentFolder(of: path), names: [POSIX.lastComponent(of: path) + "-wal"],
+        wake: { [weak self] in self?.wake() }, lost: { [weak self] in self?.watchLost() })
+      if case .success(let token) = watched {
+        isWatching = state.withLock { state in
+          guard state.work != nil else { return false }
+          state.watchToken = token
+          state.statistics.isWatching = true
+          return true
+        }
+        if !isWatching { monitor.stopWatching(token) }
+      }
+    }
+    poll(every: isWatching ? max(safetyNetInterval, pollInterval) : pollInterval)
+  }
+
+  /// Stops everything: the watch, the poll, and any queued check or checkpoint. Idempotent.
+  func cancel() {
+    let token = state.withLock { state in
+      state.work = nil
+      defer { state.watchToken = nil }
+      return state.watchToken
+    }
+    if let token { FileChangeMonitor.shared?.stopWatching(token) }
+    timer.withLock { timer in
+      timer?.cancel()
+      timer = nil
+    }
+  }
+
+  /// The counts so far.
+  var statistics: Statistics { state.withLock { $0.statistics } }
+
+  /// Called by a commit that makes a checkpoint worthwhile (under the writer's lock: it only arms a
+  /// timer): checkpoints once writes have paused for the checkpoint pause.
+  func checkpointSoon() {
+    let arm = state.withLock { state in
+      guard state.work != nil, !state.isCheckpointArmed else { return false }
+      state.isCheckpointArmed = true
+      return true
+    }
+    guard arm else { return }
+    queue.asyncAfter(deadline: .now() + Self.interval(checkpointPause)) { [weak self] in
+      self?.runCheckpoint()
+    }
+  }
+
+  // MARK: Triggers
+
+  /// The delays of the follow-up checks after a wake-up whose check found nothing.
+  static let followUpDelays: [Duration] = [1, 2, 4, 8, 16, 32, 64, 128, 256].map { .milliseconds($0) }
+
+  /// A watched file was written: check soon, once for any number of wake-ups before the check runs.
+  private func wake() {
+    let schedule = state.withLock { state in
+      state.wakeGeneration &+= 1
+      guard state.work != nil, !state.isCheckQueued else { return false }
+      state.isCheckQueued = true
+      return true
+    }
+    guard schedule else { return }
+    queue.async { [weak self] in
+      guard let self else { return }
+      let (work, generation) = state.withLock { state in
+        state.isCheckQueued = false
+        return (state.work, state.wakeGeneration)
+      }
+      runWokenCheck(work, generation: generation, followUp: 0)
+    }
+  }
+
+  /// Runs a check for the wake-up `generation`; if it finds nothing (the commit may not be visible
+  /// yet) or could not apply it (a transaction was running), schedules the next follow-up, unless a
+  /// newer wake-up started its own series.
+  private func runWokenCheck(_ work: Work?, generation: UInt64, followUp: Int) {
+    guard let work else { return }
+    state.withLock { $0.statistics.wokenChecks += 1 }
+    if work.hasNewCommit() {
+      state.withLock { $0.statistics.appliedChecks += 1 }
+      work.check()
+      if !work.hasNewCommit() { return }
+    }
+    guard followUp < Self.followUpDelays.count else { return }
+    queue.asyncAfter(deadline: .now() + Self.interval(Self.followUpDelays[followUp])) { [weak self] in
+      guard let self else { return }
+      let work = state.withLock { $0.wakeGeneration == generation ? $0.work : nil }
+      runWokenCheck(work, generation: generation, followUp: followUp + 1)
+    }
+  }
+
+  /// The folder's watch ended (deleted, unmounted): poll at the fallback interval from now on.
+  private func watchLost() {
+    let isRunning = state.withLock { state in
+      state.watchToken = nil
+      state.statistics.isWatching = false
+      return state.work != nil
+    }
+    guard isRunning else { return }
+    poll(every: pollInterval)
+    wake()
+  }
+
+  private func runCheckpoint() {
+    let work = state.withLock { state in
+      state.isCheckpointArmed = false
+      return state.work
+    }
+    if work?.checkpoint() == true { checkpointSoon() }
+  }
+
+  /// (Re)schedules the repeating check.
+  private func poll(every interval: Duration) {
+    let nanoseconds = Self.interval(interval)
+    timer.withLock { timer in
+      // Never after cancel(), which stops the work before the timer.
+      guard state.withLock({ $0.work != nil }) else { return }
+      let isNew = timer == nil
+      if isNew {
+        let source = DispatchSource.makeTimerSource(queue: queue)
+        source.setEventHandler { [weak self] in
+          guard let self else { return }
+          let work = state.withLock { state in
+            state.statistics.polls += 1
+            return state.work
+          }
+          guard let work, work.hasNewCommit() else { return }
+          state.withLock { $0.statistics.appliedChecks += 1 }
+          work.check()
+        }
+        timer = source
+      }
+      timer?.schedule(deadline: .now() + nanoseconds, repeating: nanoseconds, leeway: nanoseconds / 10)
+      if isNew { timer?.resume() }
+    }
+  }
+
+  /// `duration` as a dispatch interval, at least 1 ms.
+  private static func interval(_ duration: Duration) -> DispatchTimeInterval {
+    let nanoseconds =
+      Int(duration.components.seconds) * 1_000_000_000 + Int(duration.components.attoseconds / 1_000_000_000)
+    return .nanoseconds(max(1_000_000, nanoseconds))
+  }
+}
+
+extension DispatchTimeInterval {
+  /// A tenth of the interval (the timers' leeway).
+  fileprivate static func / (interval: DispatchTimeInterval, divisor: Int) -> DispatchTimeInterval {
+    guard case .nanoseconds(let nanoseconds) = interval else { return interval }
+    return .nanoseconds(nanoseconds / divisor)
+  }
+}

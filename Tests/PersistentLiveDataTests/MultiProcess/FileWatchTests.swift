@@ -1,0 +1,281 @@
+import Foundation
+import PLDTestSupport
+import Testing
+
+@testable import PersistentLiveData
+
+/// Whether this system has the file watcher (Linux with inotify, not turned off by the environment).
+private let canWatch = FileChangeMonitor.shared != nil
+
+/// Under a sanitizer everything runs several times slower; the bounds are about the store.
+private let underSanitizer = ProcessInfo.processInfo.environment["PLD_TESTS_UNDER_SANITIZER"] != nil
+
+/// Options under which only a notification can deliver another process's write within the test: the
+/// safety-net poll is a minute away.
+private func notifiedOnlyOptions() -> StoreOptions {
+  var options = StoreOptions()
+  options.externalChangeSafetyNetInterval = .seconds(60)
+  options.verifiesIntegrityOnOpen = false
+  return options
+}
+
+/// Waits (blocking this thread, not the main actor's queue) until `condition` holds or `limit` passes.
+private func waitUntil(_ limit: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
+  let deadline = ContinuousClock.now + limit
+  while !condition() {
+    guard ContinuousClock.now < deadline else { return false }
+    usleep(200)
+  }
+  return true
+}
+
+@Suite(.serialized) struct FileWatchTests {
+  /// Five writes of a child, each timed from its acknowledgement to the moment this process's live value
+  /// has it (watched from this thread: the store moves it without the main actor). The old polling
+  /// took 25 ms on average and up to 50 ms.
+  @MainActor
+  @Test(.enabled(if: canWatch)) func anotherProcessesWriteWakesTheStoreWithinMilliseconds() async throws {
+    let folder = try TemporaryDirectory()
+    let path = folder.path("woken.db")
+    let store = try PersistentStore(path: path, options: notifiedOnlyOptions())
+    let counter = try store.liveData("counter", default: 0)
+    let received = DeliveryRecorder<Int>()
+    let observer = counter.observeForever(receiveCurrent: false, received.callback)
+    defer { observer.cancel() }
+    #expect(store.database.backgroundWork?.statistics.isWatching == true)
+
+    let child = try ChildProcess(ChildProcess.testChildPath, ["set-series", path, "counter", "5", "30"])
+    var latencies: [Duration] = []
+    for version in 1...5 {
+      #expect(child.readLine() == "ack \(version)")
+      let acknowledged = ContinuousClock.now
+      #expect(waitUntil { counter.version >= Int64(version) }, "version \(version) never arrived")
+      latencies.append(ContinuousClock.now - acknowledged)
+    }
+    child.wait()
+    latencies.sort()
+    let median = latencies[latencies.count / 2]
+    #expect(median < (underSanitizer ? .milliseconds(500) : .milliseconds(20)), "latencies \(latencies)")
+    #expect((store.database.backgroundWork?.statistics.wokenChecks ?? 0) >= 1)
+    #expect(store.database.backgroundWork?.statistics.polls == 0)
+
+    // The main-actor observer gets the last version (earlier ones may be coalesced), once.
+    let deadline = ContinuousClock.now + .seconds(5)
+    while received.all.last != 5, ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(2))
+    }
+    let seen = received.takePending()
+    #expect(seen.last == 5 && seen == seen.sorted() && Set(seen).count == seen.count, "\(seen)")
+  }
+
+  @MainActor
+  @Test func withoutFileWatchingTheStorePollsAndStillDelivers() async throws {
+    let folder = try TemporaryDirectory()
+    let path = folder.path("polled.db")
+    var options = StoreOptions()
+    options.watchesStoreFiles = false  // as where inotify is missing
+    let store = try PersistentStore(path: path, options: options)
+    let counter = try store.liveData("counter", default: 0)
+    #expect(store.database.backgroundWork?.statistics.isWatching == false)
+
+    let child = try ChildProcess(ChildProcess.testChildPath, ["set", path, "counter", "7"])
+    #expect(child.readLine() == "ack 1")
+    let acknowledged = ContinuousClock.now
+    #expect(waitUntil { counter.version >= 1 })
+    let latency = ContinuousClock.now - acknowledged
+    child.wait()
+    #expect(counter.value == 7)
+    #expect(latency < (underSanitizer ? .seconds(2) : .milliseconds(250)), "arrived after \(latency)")
+    #expect((store.database.backgroundWork?.statistics.polls ?? 0) >= 1)
+    #expect(store.database.backgroundWork?.statistics.wokenChecks == 0)
+  }
+
+  /// More stores than the per-user limit of inotify instances (128 by default): the process has one
+  /// instance and one watch per folder, so all of them are woken.
+  @MainActor
+  @Test(.enabled(if: canWatch)) func twoHundredStoresInOneProcessAreAllWoken() async throws {
+    let folder = try TemporaryDirectory()
+    let paths = (0..<200).map { folder.path("store-\($0)/many.db") }
+    let stores = try paths.map { try PersistentStore(path: $0, options: notifiedOnlyOptions()) }
+    let values = try stores.map { try $0.liveData("counter", default: 0) }
+    #expect(stores.allSatisfy { $0.database.backgroundWork?.statistics.isWatching == true })
+    #expect((FileChangeMonitor.shared?.counts.folders ?? 0) >= 200)
+
+    let child = try ChildProcess(
+      ChildProcess.testChildPath, ["set-all", paths[0], "counter", "5"] + paths.dropFirst())
+    #expect(child.readLine() == "done 200")
+    child.wait()
+    #expect(waitUntil { values.allSatisfy { $0.version == 1 } })
+    #expect(values.filter { $0.value != 5 }.isEmpty)
+    #expect(stores.allSatisfy { ($0.database.backgroundWork?.statistics.wokenChecks ?? 0) >= 1 })
+    for store in stores { try store.close() }
+  }
+
+  /// `census` opens 50 stores in 50 folders in a fresh child process and closes them: the watches go
+  /// with the stores, the descriptors come back to what they were, and no thread stays per store.
+  @Test(.enabled(if: canWatch)) func closingStoresLeavesNoWatchDescriptorOrThread() throws {
+    let folder = try TemporaryDirectory()
+    let child = try ChildProcess(ChildProcess.testChildPath, ["census", folder.path("census"), "50"])
+    let line = child.readLine() ?? ""
+    child.wait()
+    let numbers = line.split(separator: " ").compactMap { Int($0) }
+    try #require(numbers.count == 7, "census: \(line)")
+    #expect(numbers[0] == 1, "one inotify instance for the whole process: \(line)")
+    #expect(numbers[1] == 50, "one watch per folder while open: \(line)")
+    #expect(numbers[2] == 0, "no watch left after close: \(line)")
+    #expect(numbers[3] == numbers[4], "descriptors before and after: \(line)")
+    // Dispatch keeps a pool of worker threads that grows and shrinks on its own; a thread per store
+    // would add 50.
+    #expect(numbers[6] < numbers[5] + 10, "threads before and after: \(line)")
+  }
+
+  @Test func environmentVariableMakesEveryStoreOfTheProcessPoll() throws {
+    let folder = try TemporaryDirectory()
+    let child = try ChildProcess(
+      ChildProcess.testChildPath, ["census", folder.path("census"), "3"],
+      environment: [FileChangeMonitor.disablingVariable: "1"])
+    let line = child.readLine() ?? ""
+    child.wait()
+    #expect(line.hasPrefix("inotify 0 0 0 "), "census: \(line)")
+  }
+
+  /// SQLite truncates the `-wal` at a checkpoint(TRUNCATE) and deletes it when the last connection
+  /// closes; the folder's watch sees the writes that follow either.
+  @MainActor
+  @Test(.enabled(if: canWatch)) func truncatedOrRecreatedWalStillWakesTheStore() async throws {
+    let folder = try TemporaryDirectory()
+    let path = folder.path("wal.db")
+    var store = try PersistentStore(path: path, options: notifiedOnlyOptions())
+    var counter = try store.liveData("counter", default: 0)
+
+    try runChild(["set", path, "counter", "1"], expecting: "ack 1")
+    #expect(waitUntil { counter.version == 1 })
+    try runChild(["truncate", path], expecting: "truncated")
+    #expect(fileSize(path + "-wal") == 0)
+    try runChild(["set", path, "counter", "2"], expecting: "ack 2")
+    #expect(waitUntil { counter.version == 2 })
+
+    // The last connection closes: SQLite deletes the -wal; the next store creates it again.
+    try store.close()
+    #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+    store = try PersistentStore(path: path, options: notifiedOnlyOptions())
+    counter = try store.liveData("counter", default: 0)
+    try runChild(["set", path, "counter", "3"], expecting: "ack 3")
+    #expect(waitUntil { counter.version == 3 })
+    #expect(counter.value == 3)
+    try store.close()
+  }
+
+  /// Two stores in one folder share its watch; closing one leaves the other woken.
+  @Test(.enabled(if: canWatch)) func storesSharingAFolderKeepTheirWakeUpsWhenOneCloses() throws {
+    let folder = try TemporaryDirectory()
+    let first = try PersistentStore(path: folder.path("first.db"), options: notifiedOnlyOptions())
+    let second = try PersistentStore(path: folder.path("second.db"), options: notifiedOnlyOptions())
+    let value = try second.liveData("counter", default: 0)
+    try first.close()
+    try runChild(["set", folder.path("second.db"), "counter", "9"], expecting: "ack 1")
+    #expect(waitUntil { value.version == 1 })
+    try second.close()
+  }
+
+  /// Each own commit wakes the store's background work (inotify does not say who wrote), but the check
+  /// it runs reads `data_version` on the connection alone: it never holds the store, so releasing a
+  /// store right after its own write closes the file at once, as before.
+  @Test(.enabled(if: canWatch)) func ownCommitsWakeTheStoreButNeverMakeItHoldItself() throws {
+    let folder = try TemporaryDirectory()
+    let store = try PersistentStore(path: folder.path("own.db"), options: notifiedOnlyOptions())
+    let count = try store.liveData("count", default: 0)
+    for round in 1...50 { try count.set(round) }
+    let statistics = { store.database.backgroundWork?.statistics ?? .init() }
+    #expect(waitUntil(.seconds(5)) { statistics().wokenChecks >= 1 })
+    usleep(600_000)  // the follow-ups of the last wake-up are over
+    #expect(statistics().appliedChecks == 0, "\(statistics())")
+    try store.close()
+  }
+
+  // MARK: The fallback, without SQLite
+
+  /// The path a store takes when its folder cannot be watched — `ENOSPC` at the user's watch limit
+  /// (`fs.inotify.max_user_watches`), or here `ENOENT`: it polls at the fallback interval.
+  @Test func aFolderThatCannotBeWatchedIsPolled() throws {
+    let folder = try TemporaryDirectory()
+    if let monitor = FileChangeMonitor.shared {
+      let watched = monitor.watch(folder: folder.path("missing"), names: ["x"], wake: {}, lost: {})
+      #expect(throws: POSIX.Failure.self) { try watched.get() }
+    }
+    let checks = Locked(0)
+    let work = StoreBackgroundWork(
+      pollInterval: .milliseconds(10), safetyNetInterval: .seconds(60), checkpointPause: .milliseconds(20))
+    work.start(
+      watching: folder.path("missing/store.db"), watchesFiles: true,
+      work: .init(
+        hasNewCommit: {
+          checks.withLock { $0 += 1 }
+          return false
+        }, check: {}, checkpoint: { false }))
+    #expect(work.statistics.isWatching == false)
+    #expect(waitUntil(.seconds(5)) { checks.withLock { $0 } >= 3 })
+    work.cancel()
+    let afterCancel = checks.withLock { $0 }
+    usleep(50_000)
+    #expect(checks.withLock { $0 } <= afterCancel + 1)
+  }
+
+  /// A write to the watched name wakes the work, and a check that finds nothing is repeated (the
+  /// commit may not be visible yet) 9 times, over about half a second; other names in the folder wake
+  /// nothing; the folder deleted ends the watch, and the work polls from then on.
+  @Test(.enabled(if: canWatch)) func writesWakeTheWorkAndALostWatchFallsBackToPolling() throws {
+    let folder = try TemporaryDirectory()
+    let watched = folder.path("watched")
+    try FileManager.default.createDirectory(atPath: watched, withIntermediateDirectories: true)
+    let checks = Locked(0)
+    let work = StoreBackgroundWork(
+      pollInterval: .milliseconds(10), safetyNetInterval: .seconds(60), checkpointPause: .milliseconds(20))
+    defer { work.cancel() }
+    work.start(
+      watching: watched + "/store.db", watchesFiles: true,
+      work: .init(
+        hasNewCommit: {
+          checks.withLock { $0 += 1 }
+          return false  // never finds a commit: each wake-up is followed up
+        }, check: {}, checkpoint: { false }))
+    #expect(work.statistics.isWatching)
+
+    try Data("other".utf8).write(to: URL(fileURLWithPath: watched + "/store.db-shm"))
+    usleep(50_000)
+    #expect(checks.withLock { $0 } == 0)
+    try Data("frame".utf8).write(to: URL(fileURLWithPath: watched + "/store.db-wal"))
+    let series = 1 + StoreBackgroundWork.followUpDelays.count
+    #expect(waitUntil(.seconds(5)) { work.statistics.wokenChecks == series })
+    usleep(300_000)
+    #expect(work.statistics.wokenChecks == series)
+
+    try FileManager.default.removeItem(atPath: watched)
+    #expect(waitUntil(.seconds(5)) { !work.statistics.isWatching && work.statistics.polls >= 2 })
+  }
+
+  @Test func backgroundCheckpointRunsOnceWritesPause() throws {
+    let folder = try TemporaryDirectory()
+    let path = folder.path("checkpoint.db")
+    let store = try PersistentStore(path: path, options: StoreOptions(durability: .normal))
+    let value = try store.liveData("value", default: 0)
+    for number in 1...(StoreDatabase.backgroundCheckpointCommits + 8) { try value.set(number) }
+    // A checkpoint is pending after 32 commits; the one-shot timer runs it once writes have paused
+    // (20 ms) and resets the schedule. Nothing else runs checkpoints: no polling does.
+    #expect(
+      waitUntil(.seconds(5)) {
+        (try? store.database.withConnection { _, state in !state.checkpoints.isPending }) == true
+      })
+    try store.close()
+  }
+
+  private func runChild(_ arguments: [String], expecting line: String) throws {
+    let child = try ChildProcess(ChildProcess.testChildPath, arguments)
+    #expect(child.readLine() == line)
+    child.wait()
+  }
+
+  private func fileSize(_ path: String) -> Int? {
+    (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int
+  }
+}
