@@ -82,7 +82,8 @@ public final class PersistentStore: Sendable {
   ///   - defaultValue: The value while nothing has been written.
   /// - Returns: The live value of `key`, at the latest stored version or at version 0 with `defaultValue`.
   /// - Throws: ``PersistentLiveDataError/typeMismatch(key:existing:requested:)``,
-  ///   ``PersistentLiveDataError/undecodable(key:version:reason:)`` (with the default
+  ///   ``PersistentLiveDataError/undecodable(key:version:reason:)`` or
+  ///   ``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` (with the default
   ///   ``DecodeFailurePolicy/throwError``), ``PersistentLiveDataError/invalidKey(key:reason:)``,
   ///   ``PersistentLiveDataError/storeClosed(path:)`` or a storage error.
   public func liveData<Value: Codable & Sendable>(
@@ -104,7 +105,8 @@ public final class PersistentStore: Sendable {
       try database.history(key: key, limit: nil)
     }
     let created = PersistentLiveData(
-      key: key, value: value, version: version, defaultValue: defaultValue, database: database)
+      key: key, value: value, version: version, defaultValue: defaultValue, database: database,
+      decoding: decoding)
     let (live, newer) = try database.register(created, valueType: Value.self, readAt: changeCount)
     // A version committed between the read and the registration (by `pld-tool set` in this process, or
     // by another connection) found no instance to move: catch up now.
