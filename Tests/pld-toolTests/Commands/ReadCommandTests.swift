@@ -140,7 +140,7 @@ import Testing
     let human = runInProcess(["history", path, "counter", "--limit", "2"])
     let lines = human.stdout.split(separator: "\n", omittingEmptySubsequences: false)
     #expect(lines[0].hasPrefix("version 4 · "))
-    #expect(lines[0].hasSuffix(" · 2 B"))
+    #expect(lines[0].hasSuffix(" · 2 B · schema 1"))
     #expect(lines[1] == "40")
     #expect(lines[2] == "")
     #expect(lines[3].hasPrefix("version 3 · "))
