@@ -2,23 +2,24 @@ import Foundation
 import PersistentLiveData
 
 // The three builds of one stored type that the DocC article "Evolving stored values"
-// (MigrationsAndEvolvingValues.md) walks through, copied here so that the article's code is compiled and
-// run: each build is named after its schema version, where the article calls all three `Note`.
-// Keep the two in step.
+// (MigrationsAndEvolvingValues.md) walks through, compiled and run by the tests: the article quotes each
+// block between the markers, with `NoteV1`, `NoteV2` and `NoteV3` all called `Note`
+// (EvolvingStoredValuesArticleTests checks that it does).
 
-/// Build 1: a plain Codable value (schema 1).
-struct NoteV1: Codable, Sendable, Equatable {
+// Article: begin schema 1
+struct NoteV1: Codable, Sendable {
   var text: String
   var tags: String  // comma-separated
 }
+// Article: end
 
-/// Build 2 adds a field: `pinned`, which schema 1 does not have.
-struct NoteV2: PersistentValue, Equatable {
+// Article: begin schema 2
+struct NoteV2: PersistentValue {
   static let schemaVersion = 2
 
   var text: String
   var tags: String
-  var pinned: Bool
+  var pinned: Bool  // new in schema 2
 
   init(text: String, tags: String, pinned: Bool) {
     self.text = text
@@ -38,14 +39,14 @@ struct NoteV2: PersistentValue, Equatable {
     self.init(text: old.text, tags: old.tags, pinned: false)
   }
 }
+// Article: end
 
-/// Build 3 renames a field (`text` becomes `title`) and changes a field's type (`tags`, a
-/// comma-separated `String`, becomes `[String]`).
-struct NoteV3: PersistentValue, Equatable {
+// Article: begin schema 3
+struct NoteV3: PersistentValue {
   static let schemaVersion = 3
 
-  var title: String
-  var tags: [String]
+  var title: String  // `text` before schema 3
+  var tags: [String]  // a comma-separated String before schema 3
   var pinned: Bool
 
   init(title: String, tags: [String], pinned: Bool) {
@@ -80,3 +81,8 @@ struct NoteV3: PersistentValue, Equatable {
     tags.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
   }
 }
+// Article: end
+
+extension NoteV1: Equatable {}
+extension NoteV2: Equatable {}
+extension NoteV3: Equatable {}
