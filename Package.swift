@@ -35,7 +35,8 @@ let package = Package(
       name: "PersistentLiveData",
       dependencies: ["PLDSQLite3", .product(name: "Logging", package: "swift-log")],
       resources: [
-        .embedInCode("../../Migrations/0001_initial_schema.sql")
+        .embedInCode("../../Migrations/0001_initial_schema.sql"),
+        .embedInCode("../../Migrations/0002_value_schema_versions.sql"),
       ],
       swiftSettings: swiftSettings
     ),

@@ -100,31 +100,49 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
     }
   }
 
-  /// The versions of this key still kept, newest first.
+  /// The versions of this key still kept that decode, newest first.
+  ///
+  /// Versions stored with an older ``PersistentValue/schemaVersion`` are upgraded in memory. A version
+  /// that does not decode (or was written by a newer schema of the type) is left out, with a warning
+  /// to the store's logger, so that one bad version does not hide the others: see every version with
+  /// its outcome with ``historyEntries(limit:)``.
   ///
   /// ```swift
   /// for entry in try settings.history(limit: 10) {
   ///   print("v\(entry.version) at \(entry.writtenAt): \(entry.value)")
   /// }
   /// ```
-  /// - Parameter limit: The most versions to return; nil for all that are kept.
-  /// - Returns: The versions, newest first; empty if nothing was written yet.
-  /// - Throws: ``PersistentLiveDataError/undecodable(key:version:reason:)`` if a kept version no longer
-  ///   decodes, or a storage error.
+  /// - Parameter limit: The most stored versions to read, newest first (those that do not decode count
+  ///   too); nil for all that are kept.
+  /// - Returns: The versions that decode, newest first; empty if nothing was written yet.
+  /// - Throws: A storage error only.
   public func history(limit: Int? = nil) throws -> [Versioned<Value>] {
-    try database.history(key: key, limit: limit).map { row in
-      Versioned(version: row.version, value: try decoding.decode(row), writtenAt: row.writtenAt)
+    try historyEntries(limit: limit).compactMap { entry in
+      switch entry.result {
+      case .success(let value):
+        return Versioned(version: entry.version, value: value, writtenAt: entry.writtenAt)
+      case .failure(let error):
+        database.options.logger?.warning(
+          "history() leaves out a version that does not decode",
+          metadata: [
+            "key": "\(EscapedText.quotedForMessage(key))", "version": "\(entry.version)", "error": "\(error)",
+          ])
+        return nil
+      }
     }
   }
 
-  /// The value stored as `version`.
+  /// The value stored as `version`, upgraded in memory if it was stored with an older
+  /// ``PersistentValue/schemaVersion``.
   ///
   /// ```swift
   /// if let before = try settings.value(at: settings.version - 1) { print(before) }
   /// ```
   /// - Parameter version: A version number.
   /// - Returns: The value, or nil if that version was never written or has been pruned.
-  /// - Throws: ``PersistentLiveDataError/undecodable(key:version:reason:)`` or a storage error.
+  /// - Throws: ``PersistentLiveDataError/undecodable(key:version:reason:)`` or
+  ///   ``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` when that version does
+  ///   not decode (``historyEntry(at:)`` reports it without throwing), or a storage error.
   public func value(at version: Int64) throws -> Value? {
     guard let row = try database.row(key: key, version: version) else { return nil }
     return try decoding.decode(row)
@@ -142,14 +160,22 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
   ///   - version: A kept version of this key.
   ///   - isolation: The caller's isolation, filled in by the compiler; decides whether observers are
   ///     called before this returns (main actor) or scheduled.
+  /// A version stored with an older ``PersistentValue/schemaVersion`` is upgraded, and the new version
+  /// holds the upgraded content, written with the current schema version; the old row stays as it is.
+  ///
   /// - Throws: ``PersistentLiveDataError/unknownVersion(key:version:)`` if it was never written or has
-  ///   been pruned; otherwise as ``set(_:isolation:)``.
+  ///   been pruned; ``PersistentLiveDataError/undecodable(key:version:reason:)`` or
+  ///   ``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` if it does not decode,
+  ///   whatever the ``DecodeFailurePolicy``; otherwise as ``set(_:isolation:)``. Nothing has changed then.
   public func rollback(to version: Int64, isolation: isolated (any Actor)? = #isolation) throws {
     guard let row = try database.row(key: key, version: version) else {
       throw PersistentLiveDataError.unknownVersion(key: key, version: version)
     }
     let restored = try decoding.decode(row)
-    try write(restored, payload: row.payload, expectedVersion: nil, isolation: isolation)
+    // The current schema's bytes are reused as they are; an upgraded value is written in today's form.
+    let payload =
+      row.schemaVersion == decoding.schemaVersion ? row.payload : try ValueCodec.encode(restored, key: key)
+    try write(restored, payload: payload, expectedVersion: nil, isolation: isolation)
   }
 
   // MARK: Internals
@@ -168,8 +194,10 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
     _ newValue: Value, payload: Data, expectedVersion: Int64?, isolation: isolated (any Actor)?
   ) throws {
     let onMainActor = isolation === MainActor.shared
-    let write = PendingWrite(key: key, payload: payload, expectedVersion: expectedVersion, staged: newValue) {
-      [self] committed in
+    let write = PendingWrite(
+      key: key, payload: payload, schemaVersion: decoding.schemaVersion, expectedVersion: expectedVersion,
+      staged: newValue
+    ) { [self] committed in
       advance(to: newValue, version: committed.version, onMainActor: onMainActor)
     }
     try database.commit(write)

@@ -15,10 +15,27 @@
 public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, Sendable {
   /// The stored value of `key` at `version` does not decode as the requested type.
   ///
+  /// `reason` names the decoding failure (never the stored contents) and the schema version the value
+  /// was stored with. After a change of the type, conform it to ``PersistentValue``, bump its
+  /// ``PersistentValue/schemaVersion`` and decode the old shape in
+  /// ``PersistentValue/init(from:storedSchemaVersion:)``; or choose a ``DecodeFailurePolicy``.
+  ///
   /// ```swift
   /// catch PersistentLiveDataError.undecodable(let key, let version, let reason) { … }
   /// ```
   case undecodable(key: String, version: Int64, reason: String)
+  /// Version `version` of `key` was written by a newer build of its type, with schema version `stored`,
+  /// and the running type knows only up to `supported` (its ``PersistentValue/schemaVersion``).
+  ///
+  /// The row is left as it is; the store's ``DecodeFailurePolicy`` decides what a new live value starts
+  /// from. Update the app, or keep reading the older versions with a policy.
+  ///
+  /// ```swift
+  /// catch PersistentLiveDataError.valueSchemaTooNew(let key, let version, let stored, let supported) {
+  ///   askToUpdate("\(key) v\(version) has schema \(stored); this build reads up to \(supported)")
+  /// }
+  /// ```
+  case valueSchemaTooNew(key: String, version: Int64, stored: Int, supported: Int)
   /// The value for `key` could not be encoded as JSON.
   ///
   /// ```swift
@@ -167,7 +184,15 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
   public var description: String {
     switch self {
     case .undecodable(let key, let version, let reason):
-      return "Version \(version) of key \(EscapedText.quotedForMessage(key)) cannot be decoded: \(reason)."
+      return
+        "Version \(version) of key \(EscapedText.quotedForMessage(key)) cannot be decoded: \(reason). "
+        + "If the type changed, make it a PersistentValue, bump its schemaVersion and decode the old shape "
+        + "in init(from:storedSchemaVersion:); or choose a DecodeFailurePolicy (StoreOptions.onUndecodable)."
+    case .valueSchemaTooNew(let key, let version, let stored, let supported):
+      return
+        "Version \(version) of key \(EscapedText.quotedForMessage(key)) was written with schema version \(stored), "
+        + "newer than the schema version \(supported) this build of the type reads; it was left untouched. "
+        + "Update the app, or choose a DecodeFailurePolicy (StoreOptions.onUndecodable)."
     case .encodingFailed(let key, let reason):
       return "The value for key \(EscapedText.quotedForMessage(key)) cannot be encoded as JSON: \(reason)."
     case .typeMismatch(let key, let existing, let requested):

@@ -5,18 +5,22 @@ package import Foundation
 extension PersistentStore {
   /// Validates `json`, stores it in the library's format (sorted keys) as the next version of `key`,
   /// and returns that version.
-  package func setJSON(_ json: Data, forKey key: String) throws -> Int64 {
+  ///
+  /// - Parameter schemaVersion: The ``PersistentValue/schemaVersion`` to record (at least 1); nil for
+  ///   the schema version of the key's newest version (1 for a new key), read in the write transaction.
+  package func setJSON(_ json: Data, forKey key: String, schemaVersion: Int? = nil) throws -> Int64 {
     try Self.validate(key: key)
     let payload = try Self.canonicalJSON(json, key: key)
-    return try writeRaw(payload, key: key)
+    return try writeRaw(payload, key: key, schemaVersion: schemaVersion.map { max(1, $0) })
   }
 
-  /// Writes the content of `version` of `key` as a new version and returns it.
+  /// Writes the content of `version` of `key` as a new version, with that version's schema version
+  /// (raw JSON cannot be upgraded without the type), and returns it.
   package func rollbackJSON(key: String, to version: Int64) throws -> Int64 {
     guard let row = try database.row(key: key, version: version) else {
       throw PersistentLiveDataError.unknownVersion(key: key, version: version)
     }
-    return try writeRaw(row.payload, key: key)
+    return try writeRaw(row.payload, key: key, schemaVersion: row.schemaVersion)
   }
 
   /// Deletes all but the newest `keep` versions (at least 1) of `key`, or of every key; returns the number
@@ -32,8 +36,8 @@ extension PersistentStore {
 
   /// Commits raw JSON: the key's live instance in this process, if any, decodes it after the commit,
   /// outside the store's lock (see ``PendingWrite``).
-  private func writeRaw(_ payload: Data, key: String) throws -> Int64 {
-    try database.commit(PendingWrite(key: key, payload: payload))
+  private func writeRaw(_ payload: Data, key: String, schemaVersion: Int?) throws -> Int64 {
+    try database.commit(PendingWrite(key: key, payload: payload, schemaVersion: schemaVersion))
   }
 
   /// `json` re-serialized with sorted keys and unescaped slashes, or `encodingFailed` if it is not JSON.

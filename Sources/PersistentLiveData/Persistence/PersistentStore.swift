@@ -82,7 +82,8 @@ public final class PersistentStore: Sendable {
   ///   - defaultValue: The value while nothing has been written.
   /// - Returns: The live value of `key`, at the latest stored version or at version 0 with `defaultValue`.
   /// - Throws: ``PersistentLiveDataError/typeMismatch(key:existing:requested:)``,
-  ///   ``PersistentLiveDataError/undecodable(key:version:reason:)`` (with the default
+  ///   ``PersistentLiveDataError/undecodable(key:version:reason:)`` or
+  ///   ``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` (with the default
   ///   ``DecodeFailurePolicy/throwError``), ``PersistentLiveDataError/invalidKey(key:reason:)``,
   ///   ``PersistentLiveDataError/storeClosed(path:)`` or a storage error.
   public func liveData<Value: Codable & Sendable>(

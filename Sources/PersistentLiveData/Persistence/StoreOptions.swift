@@ -208,13 +208,16 @@ public enum HistoryRetention: Sendable, Equatable {
 }
 
 /// What to do when a stored value no longer decodes as the requested `Value` type (for example after a
-/// change of the type). None of the policies deletes or rewrites a stored row.
+/// change of the type), or was written by a newer schema of the type than the running one
+/// (``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)``). None of the policies
+/// deletes or rewrites a stored row.
 ///
 /// ```swift
 /// StoreOptions(onUndecodable: .lastDecodable)
 /// ```
 public enum DecodeFailurePolicy: Sendable {
-  /// ``PersistentStore/liveData(_:default:)`` throws ``PersistentLiveDataError/undecodable(key:version:reason:)``.
+  /// ``PersistentStore/liveData(_:default:)`` throws ``PersistentLiveDataError/undecodable(key:version:reason:)``
+  /// (or ``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)``).
   ///
   /// The default: nothing starts until the type can read the stored value again.
   ///

@@ -8,6 +8,10 @@ package import Logging
 /// whatever stores it. None of them deletes or rewrites a row. Decoding runs user code (`init(from:)`):
 /// call these with no store lock held.
 ///
+/// Every read path decodes through ``decode(_:)``: a row of the type's current schema version is decoded
+/// as before, an older one is upgraded by ``PersistentValue/init(from:storedSchemaVersion:)``, a newer
+/// one is ``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)``.
+///
 /// ```swift
 /// let decoding = StoredValueDecoding<Settings>(key: "settings", policy: .lastDecodable, logger: nil)
 /// let (value, version) = try decoding.restore(latest: row, default: Settings()) {
@@ -18,16 +22,39 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
   package let key: String
   package let policy: DecodeFailurePolicy
   package let logger: Logger?
+  /// The schema version `Value` writes and how it reads older ones, decided once.
+  let schema: ValueSchema<Value>
 
   package init(key: String, policy: DecodeFailurePolicy, logger: Logger?) {
     self.key = key
     self.policy = policy
     self.logger = logger
+    schema = ValueSchema()
   }
 
-  /// Decodes `row` as it is, or throws ``PersistentLiveDataError/undecodable(key:version:reason:)``.
+  /// The schema version this type writes: ``PersistentValue/schemaVersion``, or 1.
+  package var schemaVersion: Int { schema.current }
+
+  /// Decodes `row`, upgrading it in memory when it was stored with an older schema version.
+  ///
+  /// - Throws: ``PersistentLiveDataError/undecodable(key:version:reason:)``, or
+  ///   ``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` for a row written by
+  ///   a newer schema than `Value` knows.
   package func decode(_ row: StoredRow) throws -> Value {
-    try ValueCodec.decode(Value.self, from: row.payload, key: key, version: row.version)
+    if row.schemaVersion == schema.current {
+      return try ValueCodec.decode(
+        Value.self, from: row.payload, key: key, version: row.version, schemaVersion: row.schemaVersion)
+    }
+    if row.schemaVersion > schema.current {
+      throw PersistentLiveDataError.valueSchemaTooNew(
+        key: key, version: row.version, stored: row.schemaVersion, supported: schema.current)
+    }
+    do {
+      return try schema.decode(row.payload, storedSchemaVersion: row.schemaVersion)
+    } catch {
+      throw ValueCodec.undecodable(
+        error, key: key, version: row.version, stored: row.schemaVersion, current: schema.current)
+    }
   }
 
   /// The value and version a new live instance starts from: the latest row, or under the policy the
@@ -38,7 +65,8 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
   ///   - latest: The newest stored row; nil when the key was never written (version 0, the default).
   ///   - defaultValue: The default of the key.
   ///   - history: The kept rows, newest first; read only for ``DecodeFailurePolicy/lastDecodable``.
-  /// - Throws: ``PersistentLiveDataError/undecodable(key:version:reason:)`` under
+  /// - Throws: ``PersistentLiveDataError/undecodable(key:version:reason:)`` or
+  ///   ``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` under
   ///   ``DecodeFailurePolicy/throwError``, or what `history` throws.
   package func restore(
     latest: StoredRow?, default defaultValue: Value, history: () throws -> [StoredRow]

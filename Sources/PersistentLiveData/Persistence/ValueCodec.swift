@@ -20,14 +20,29 @@ enum ValueCodec {
     }
   }
 
+  /// Decodes a payload stored with the type's current schema version (the common case: no extra work).
+  ///
+  /// - Throws: ``PersistentLiveDataError/undecodable(key:version:reason:)`` naming the schema version.
   static func decode<Value: Decodable>(
-    _ type: Value.Type, from payload: Data, key: String, version: Int64
+    _ type: Value.Type, from payload: Data, key: String, version: Int64, schemaVersion: Int
   ) throws -> Value {
     do {
       return try decoder.decode(type, from: payload)
     } catch {
-      throw PersistentLiveDataError.undecodable(key: key, version: version, reason: describe(error))
+      throw undecodable(error, key: key, version: version, stored: schemaVersion, current: schemaVersion)
     }
+  }
+
+  /// The error of a version that does not decode: the decoding failure, and the schema versions of the
+  /// row and of the type (the first thing to check after a change of the type).
+  static func undecodable(
+    _ error: any Error, key: String, version: Int64, stored: Int, current: Int
+  ) -> PersistentLiveDataError {
+    let schema =
+      stored == current
+      ? "stored with schema version \(stored), the type's current one"
+      : "stored with schema version \(stored), upgraded to schema version \(current)"
+    return .undecodable(key: key, version: version, reason: "\(describe(error)) (\(schema))")
   }
 
   /// A short reason without payload contents.

@@ -5,7 +5,8 @@ extension PLDTool {
   /// `history DB KEY [--limit N]`: versions newest first.
   struct History: ParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "List the stored versions of a key, newest first: version, time, size and value.")
+      abstract:
+        "List the stored versions of a key, newest first: version, time, size, schema version and value.")
 
     @OptionGroup var options: DatabaseOptions
 

@@ -9,7 +9,9 @@ extension PLDTool {
       abstract: "Write every line of a JSON Lines file as a new version of its key, all or nothing.",
       discussion: """
         Each line is an object with at least "key" (a string) and "value" (any JSON), as written by \
-        export; other fields are ignored and versions are numbered by the store. Lines are written in \
+        export; "schemaVersion" (an integer, at least 1) is kept when present, otherwise the key's \
+        current schema version is used (1 for a new key); other fields are ignored and versions are \
+        numbered by the store. Lines are written in \
         file order in one transaction: if any line is invalid, nothing is written. Blank lines are \
         skipped. A missing database file is created. Pass - as FILE to read standard input.
         """)
@@ -24,6 +26,8 @@ extension PLDTool {
       var line: Int
       var key: String
       var value: Data
+      /// The value schema version of the line, if it has one.
+      var schemaVersion: Int?
     }
 
     func run() throws {
@@ -37,7 +41,7 @@ extension PLDTool {
           for entry in entries {
             let version: Int64
             do {
-              version = try store.setJSON(entry.value, forKey: entry.key)
+              version = try store.setJSON(entry.value, forKey: entry.key, schemaVersion: entry.schemaVersion)
             } catch {
               throw CommandError(
                 "Line \(entry.line) of \(TerminalText.quoted(file)) was not imported: \(error)")
@@ -116,7 +120,15 @@ extension PLDTool {
         if object["rawPayload"] != nil {
           throw failure("holds a payload that was not valid JSON in the exported store")
         }
-        entries.append(Entry(line: lineNumber, key: key, value: Data(value.compact.utf8)))
+        var schemaVersion: Int?
+        if let member = object["schemaVersion"] {
+          guard case .number(let text) = member, let number = Int(text), number >= 1 else {
+            throw failure("has a \"schemaVersion\" that is not an integer of at least 1")
+          }
+          schemaVersion = number
+        }
+        entries.append(
+          Entry(line: lineNumber, key: key, value: Data(value.compact.utf8), schemaVersion: schemaVersion))
       }
       return entries
     }

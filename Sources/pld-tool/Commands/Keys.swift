@@ -5,7 +5,12 @@ extension PLDTool {
   /// `keys DB`: every key with its current version, versions kept, last write and size.
   struct Keys: ParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "List every key: current version, versions kept, last write time, payload size.")
+      abstract:
+        "List every key: current version, versions kept, last write time, payload size, schema version.",
+      discussion: """
+        SCHEMA is the value schema version (PersistentValue.schemaVersion) the current version was written \
+        with; verify lists every schema version stored per key.
+        """)
 
     @OptionGroup var options: DatabaseOptions
 
@@ -27,14 +32,14 @@ extension PLDTool {
       }
       var table = Table([
         .init("KEY"), .init("VERSION", .right), .init("KEPT", .right), .init("OLDEST", .right),
-        .init("LAST WRITE"), .init("SIZE", .right),
+        .init("LAST WRITE"), .init("SIZE", .right), .init("SCHEMA", .right),
       ])
       for key in statistics {
         table.append([
           TerminalText.truncated(TerminalText.key(key.key), toWidth: Self.keyWidth),
           "\(key.currentVersion)", "\(key.versionCount)", "\(key.oldestVersion)",
           HumanFormat.timeWithAge(milliseconds: key.lastWrittenAtMilliseconds),
-          HumanFormat.size(key.payloadSize),
+          HumanFormat.size(key.payloadSize), "\(key.schemaVersion)",
         ])
       }
       console.write(table.render())
@@ -49,6 +54,7 @@ extension PLDTool {
         .init("writtenAt", .string(HumanFormat.iso8601(milliseconds: key.lastWrittenAtMilliseconds))),
         .init("size", .integer(key.payloadSize)),
         .init("totalSize", .integer(key.totalPayloadSize)),
+        .init("schemaVersion", .integer(key.schemaVersion)),
       ])
     }
   }

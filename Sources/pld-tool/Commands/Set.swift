@@ -10,7 +10,9 @@ extension PLDTool {
       discussion: """
         The value is written through the library, like an application's set: the next version number, \
         the library's JSON format, and running applications see it. A missing database file is created. \
-        Pass - as JSON to read the value from standard input.
+        Pass - as JSON to read the value from standard input. The version records the value schema \
+        version of the key's current version (1 for a new key): write the JSON in that shape, or give \
+        the shape's version with --schema-version.
         """)
 
     @OptionGroup var options: DatabaseOptions
@@ -22,6 +24,17 @@ extension PLDTool {
       help: ArgumentHelp("The value as JSON, or - to read it from standard input.", valueName: "json"))
     var value: String
 
+    @Option(
+      help: ArgumentHelp(
+        "The value schema version of the JSON's shape (default: the current version's).", valueName: "n"))
+    var schemaVersion: Int?
+
+    func validate() throws {
+      if let schemaVersion, schemaVersion < 1 {
+        throw ValidationError("--schema-version must be at least 1.")
+      }
+    }
+
     func run() throws {
       let text = value == "-" ? try StandardInput.readAll() : value
       do {
@@ -31,7 +44,7 @@ extension PLDTool {
       }
       if key.isEmpty { throw PersistentLiveDataError.invalidKey(key: key, reason: "a key cannot be empty") }
       let store = try StoreAccess.store(options.database, create: true)
-      let version = try store.setJSON(Data(text.utf8), forKey: key)
+      let version = try store.setJSON(Data(text.utf8), forKey: key, schemaVersion: schemaVersion)
       try store.close()
       try WrittenVersion(database: options.database, key: key, version: version).report(json: options.json)
     }

@@ -6,7 +6,10 @@ extension PLDTool {
   struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
       abstract: "Check SQLite integrity, that every payload is valid JSON and that versions have no gaps.",
-      discussion: "Prints ok and exits 0 when all is well; lists the problems and exits 1 otherwise.")
+      discussion: """
+        Prints ok and exits 0 when all is well; lists the problems and exits 1 otherwise. Either way it \
+        then lists the value schema versions stored per key (with how many versions have each).
+        """)
 
     @OptionGroup var options: DatabaseOptions
 
@@ -25,17 +28,28 @@ extension PLDTool {
       let console = Console.current
       if options.json {
         console.writeJSON(Self.json(report))
-      } else if report.isOK {
-        console.writeLine(
-          "ok (\(HumanFormat.count(report.keyCount, "key")), \(HumanFormat.count(report.rowCount, "version")))"
-        )
       } else {
-        for problem in report.problems { console.writeLine(problem.description) }
-        console.writeLine(
-          "\(HumanFormat.count(report.problems.count, "problem")) found in \(TerminalText.quoted(options.database))."
-        )
+        if report.isOK {
+          console.writeLine(
+            "ok (\(HumanFormat.count(report.keyCount, "key")), \(HumanFormat.count(report.rowCount, "version")))"
+          )
+        } else {
+          for problem in report.problems { console.writeLine(problem.description) }
+          console.writeLine(
+            "\(HumanFormat.count(report.problems.count, "problem")) found in \(TerminalText.quoted(options.database))."
+          )
+        }
+        for key in report.schemaVersions { console.writeLine(Self.schemaLine(key)) }
       }
       if !report.isOK { throw ExitCode.failure }
+    }
+
+    /// `schema versions of key "settings": 1 (4 versions), 2 (9 versions)`.
+    static func schemaLine(_ key: KeySchemaVersions) -> String {
+      let versions = key.schemaVersions.map { version in
+        "\(version) (\(HumanFormat.count(key.versionCounts[version] ?? 0, "version")))"
+      }
+      return "schema versions of key \(TerminalText.key(key.key)): " + versions.joined(separator: ", ")
     }
 
     static func json(_ report: VerificationReport) -> JSONValue {
@@ -44,6 +58,23 @@ extension PLDTool {
         .init("keys", .integer(report.keyCount)),
         .init("versions", .integer(report.rowCount)),
         .init("problems", .array(report.problems.map(json))),
+        .init(
+          "schemaVersions",
+          .array(
+            report.schemaVersions.map { key in
+              .object([
+                .init("key", .string(key.key)),
+                .init(
+                  "schemaVersions",
+                  .array(
+                    key.schemaVersions.map { version in
+                      .object([
+                        .init("schemaVersion", .integer(version)),
+                        .init("versions", .integer(key.versionCounts[version] ?? 0)),
+                      ])
+                    })),
+              ])
+            })),
       ])
     }
 

@@ -15,14 +15,16 @@ struct RowOutput {
   /// The payload as text, for a damaged row.
   var rawPayload: String { String(decoding: row.payload, as: UTF8.self) }
 
-  /// The row as a JSON object: `key`, `version`, `writtenAt`, `size`, `value` (and `rawPayload`, the
-  /// stored text, with `value` null when the payload is not valid JSON).
+  /// The row as a JSON object: `key`, `version`, `writtenAt`, `size`, `schemaVersion` (the value type's
+  /// schema version it was written with), `value` (and `rawPayload`, the stored text, with `value` null
+  /// when the payload is not valid JSON).
   var json: JSONValue {
     var members: [JSONValue.Member] = [
       .init("key", .string(row.key)),
       .init("version", .integer(row.version)),
       .init("writtenAt", .string(HumanFormat.iso8601(milliseconds: row.writtenAtMilliseconds))),
       .init("size", .integer(row.payload.count)),
+      .init("schemaVersion", .integer(row.schemaVersion)),
       .init("value", value ?? .null),
     ]
     if value == nil { members.append(.init("rawPayload", .string(rawPayload))) }
@@ -39,9 +41,9 @@ struct RowOutput {
     value?.compact ?? "(not valid JSON) " + TerminalText.escaped(rawPayload)
   }
 
-  /// `version 7 · 2025-11-21 07:21:30 (5 min ago) · 18 B`.
+  /// `version 7 · 2025-11-21 07:21:30 (5 min ago) · 18 B · schema 2`.
   var heading: String {
     "version \(row.version) · \(HumanFormat.timeWithAge(milliseconds: row.writtenAtMilliseconds)) · "
-      + HumanFormat.size(row.payload.count)
+      + HumanFormat.size(row.payload.count) + " · schema \(row.schemaVersion)"
   }
 }

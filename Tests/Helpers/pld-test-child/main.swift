@@ -32,6 +32,12 @@
 //       flush() (a checkpoint) every 64 versions.
 //   pld-test-child power-loss-raw DB KEY CRASH_AFTER SEED
 //       the negative control: raw SQLite with synchronous=OFF, same rows, same VFS. Must lose or corrupt.
+//   pld-test-child note-v1-read DB KEY throwError|useDefault|lastDecodable
+//       build 1 of a type other builds evolve (NoteV1, schema 1): opens KEY under the policy and prints
+//       "restore VERSION TEXT" or "restore-error CASE DETAILS", then "history N" (versions that decode),
+//       "entries N", "rollback-error CASE" or "rollback-ok" for a rollback to the newest version, "done".
+//   pld-test-child note-v1-set DB KEY TEXT
+//       build 1 writes NoteV1(text: TEXT, tags: "") under .useDefault and prints "ack VERSION".
 import Foundation
 import PLDCrashSim
 import PersistentLiveData
@@ -66,6 +72,48 @@ func quietOptions() -> StoreOptions {
   options.externalChangePollInterval = nil
   options.verifiesIntegrityOnOpen = false
   return options
+}
+
+/// Build 1 of the type the schema tests evolve: Tests/PersistentLiveDataTests/Schema/EvolvingNote.swift has
+/// the same definition (and builds 2 and 3).
+struct NoteV1: Codable, Sendable, Equatable {
+  var text: String
+  var tags: String
+}
+
+/// The name of a PersistentLiveDataError case, or the type of another error.
+func caseName(_ error: any Error) -> String {
+  guard let error = error as? PersistentLiveDataError else { return "\(type(of: error))" }
+  return Mirror(reflecting: error).children.first?.label ?? "\(error)"
+}
+
+/// Build 1 reading a key other builds may have written (`note-v1-read`).
+func readAsNoteV1(path: String, key: String, policy: DecodeFailurePolicy) throws {
+  let store = try PersistentStore(path: path, options: StoreOptions(onUndecodable: policy))
+  let note: PersistentLiveData<NoteV1>
+  do {
+    note = try store.liveData(key, default: NoteV1(text: "", tags: ""))
+  } catch {
+    if case .valueSchemaTooNew(_, let version, let stored, let supported)? = error as? PersistentLiveDataError
+    {
+      report("restore-error valueSchemaTooNew \(version) stored \(stored) supported \(supported)")
+    } else {
+      report("restore-error \(caseName(error))")
+    }
+    report("done")
+    return
+  }
+  report("restore \(note.version) \(note.value.text)")
+  report("history \(try note.history().count)")
+  report("entries \(try note.historyEntries().count)")
+  do {
+    try note.rollback(to: note.version)
+    report("rollback-ok")
+  } catch {
+    report("rollback-error \(caseName(error))")
+  }
+  try store.close()
+  report("done")
 }
 
 /// Options of the crash modes: polling off, so that the only I/O is the writes under test.
@@ -304,6 +352,21 @@ do {
     }
     guard pld_crashsim_register(crashAfter, seed) == 0 else { fail("cannot register the crash VFS") }
     try writeRawRecordsForever(path: path, key: key)
+  case "note-v1-read":
+    let policies: [String: DecodeFailurePolicy] = [
+      "throwError": .throwError, "useDefault": .useDefault, "lastDecodable": .lastDecodable,
+    ]
+    guard arguments.count == 5, let policy = policies[arguments[4]] else {
+      fail("usage: note-v1-read DB KEY throwError|useDefault|lastDecodable")
+    }
+    try readAsNoteV1(path: path, key: key, policy: policy)
+  case "note-v1-set":
+    guard arguments.count == 5 else { fail("usage: note-v1-set DB KEY TEXT") }
+    let store = try PersistentStore(path: path, options: StoreOptions(onUndecodable: .useDefault))
+    let note = try store.liveData(key, default: NoteV1(text: "", tags: ""))
+    try note.set(NoteV1(text: arguments[4], tags: ""))
+    report("ack \(note.version)")
+    try store.close()
   default:
     fail("unknown mode \(mode)")
   }

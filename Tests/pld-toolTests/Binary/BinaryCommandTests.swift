@@ -61,7 +61,11 @@ import Testing
     #expect(try export.jsonLines().count == 9)
 
     #expect(
-      try run(["verify", path]) == CommandResult(stdout: "ok (3 keys, 9 versions)\n", stderr: "", status: 0))
+      try run(["verify", path])
+        == CommandResult(
+          stdout: "ok (3 keys, 9 versions)\nschema versions of key counter: 1 (5 versions)\n"
+            + "schema versions of key settings: 1 (3 versions)\nschema versions of key theme: 1 (1 version)\n",
+          stderr: "", status: 0))
   }
 
   @Test func everyWriteCommand() throws {

@@ -22,7 +22,8 @@ import Testing
         "settings/1", "settings/2", "settings/3", "theme/1",
       ])
     #expect(lines.last?["value"] as? String == "solarized")
-    #expect(Swift.Set(lines.flatMap(\.keys)) == ["key", "version", "writtenAt", "size", "value"])
+    #expect(
+      Swift.Set(lines.flatMap(\.keys)) == ["key", "version", "writtenAt", "size", "schemaVersion", "value"])
 
     let one = runInProcess(["export", path, "theme"])
     #expect(one.stdout.split(separator: "\n").count == 1)

@@ -67,7 +67,12 @@ import Testing
     #expect(export.allSatisfy { ($0["value"] as? String)?.hasSuffix("\u{1B}]52;c;bad\u{07}") == true })
 
     // The keys reach SQLite only as bound parameters: the table is still there.
+    // Then one line per key, in byte order, with the key escaped.
+    let schemaLines = Self.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map {
+      "schema versions of key \(TerminalText.key($0)): 1 (1 version)\n"
+    }
     #expect(
-      runInProcess(["verify", path]).stdout == "ok (\(Self.keys.count) keys, \(Self.keys.count) versions)\n")
+      runInProcess(["verify", path]).stdout
+        == "ok (\(Self.keys.count) keys, \(Self.keys.count) versions)\n" + schemaLines.joined())
   }
 }

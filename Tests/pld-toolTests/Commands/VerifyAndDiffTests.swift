@@ -13,7 +13,12 @@ import Testing
     let path = try directory.makeSampleStore()
 
     let result = runInProcess(["verify", path])
-    #expect(result == CommandResult(stdout: "ok (3 keys, 9 versions)\n", stderr: "", status: 0))
+    #expect(
+      result
+        == CommandResult(
+          stdout: "ok (3 keys, 9 versions)\nschema versions of key counter: 1 (5 versions)\n"
+            + "schema versions of key settings: 1 (3 versions)\nschema versions of key theme: 1 (1 version)\n",
+          stderr: "", status: 0))
   }
 
   @Test func verifyListsInvalidPayloadsAndGapsAndExitsOne() throws {
@@ -33,6 +38,9 @@ import Testing
         version gap: key "counter" is missing versions 2 to 3
         invalid JSON: version 2 of key "settings"
         2 problems found in "\(path)".
+        schema versions of key counter: 1 (3 versions)
+        schema versions of key settings: 1 (3 versions)
+        schema versions of key theme: 1 (1 version)
 
         """)
 

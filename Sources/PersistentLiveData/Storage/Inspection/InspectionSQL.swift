@@ -1,6 +1,14 @@
 /// The read-only statements of ``StoreInspector``, in one place next to the schema they assume
-/// (`Migrations/0001_initial_schema.sql`).
+/// (`Migrations/`).
+///
+/// An inspector never migrates: a file of schema 1 has no `schema_version` column, and every row of it
+/// is of value schema 1. Statements that read it take the column's expression, ``schemaVersionColumn(fileSchema:)``.
 enum InspectionSQL {
+  /// `schema_version`, or the constant `1` for a file older than migration 2.
+  static func schemaVersionColumn(fileSchema: Int) -> String {
+    fileSchema >= 2 ? "schema_version" : "1"
+  }
+
   /// Every key, in byte order: a skip-scan over the primary key, O(keys × log rows).
   static let keys = SQL.keys
 
@@ -11,15 +19,18 @@ enum InspectionSQL {
       """
 
   /// Per key: newest version, oldest version, versions kept, bytes of all payloads, and the newest
-  /// row's time and payload size. `length(CAST(… AS BLOB))` counts bytes, not characters.
-  static let keyStatistics = keyStatistics(filter: "")
+  /// row's time, payload size and schema version. `length(CAST(… AS BLOB))` counts bytes, not characters.
+  static func keyStatistics(schema: String) -> String { keyStatistics(filter: "", schema: schema) }
 
-  /// ``keyStatistics`` of the one key bound to `?1`.
-  static let keyStatisticsOfKey = keyStatistics(filter: "WHERE key = ?1")
+  /// ``keyStatistics(schema:)`` of the one key bound to `?1`.
+  static func keyStatisticsOfKey(schema: String) -> String {
+    keyStatistics(filter: "WHERE key = ?1", schema: schema)
+  }
 
-  private static func keyStatistics(filter: String) -> String {
+  private static func keyStatistics(filter: String, schema: String) -> String {
     """
-    SELECT g.key, g.latest, g.oldest, g.kept, g.total, v.written_at, length(CAST(v.payload AS BLOB))
+    SELECT g.key, g.latest, g.oldest, g.kept, g.total, v.written_at, length(CAST(v.payload AS BLOB)),
+           \(schema == "1" ? "1" : "v.\(schema)")
     FROM (
       SELECT key, max(version) AS latest, min(version) AS oldest, count(*) AS kept,
              sum(length(CAST(payload AS BLOB))) AS total
@@ -34,25 +45,36 @@ enum InspectionSQL {
   static let versionRange = "SELECT max(version), min(version) FROM pld_values WHERE key = ?"
 
   /// Rows of one key, newest first, at most `?2` (-1: all).
-  static let rowsNewestFirst = """
-    SELECT version, written_at, payload FROM pld_values WHERE key = ? ORDER BY version DESC LIMIT ?
+  static func rowsNewestFirst(schema: String) -> String {
     """
+    SELECT version, written_at, payload, \(schema) FROM pld_values WHERE key = ? ORDER BY version DESC LIMIT ?
+    """
+  }
 
   /// One row.
-  static let row = "SELECT version, written_at, payload FROM pld_values WHERE key = ? AND version = ?"
+  static func row(schema: String) -> String {
+    "SELECT version, written_at, payload, \(schema) FROM pld_values WHERE key = ? AND version = ?"
+  }
 
   /// Rows of one key newer than a version, oldest first.
-  static let rowsAfter = """
-    SELECT version, written_at, payload FROM pld_values WHERE key = ? AND version > ? ORDER BY version
+  static func rowsAfter(schema: String) -> String {
     """
+    SELECT version, written_at, payload, \(schema) FROM pld_values WHERE key = ? AND version > ?
+    ORDER BY version
+    """
+  }
 
   /// Every row, by key then version.
-  static let allRows = "SELECT key, version, written_at, payload FROM pld_values ORDER BY key, version"
+  static func allRows(schema: String) -> String {
+    "SELECT key, version, written_at, payload, \(schema) FROM pld_values ORDER BY key, version"
+  }
 
   /// Every row of key `?1`, by version.
-  static let allRowsOfKey = """
-    SELECT key, version, written_at, payload FROM pld_values WHERE key = ?1 ORDER BY version
+  static func allRowsOfKey(schema: String) -> String {
     """
+    SELECT key, version, written_at, payload, \(schema) FROM pld_values WHERE key = ?1 ORDER BY version
+    """
+  }
 
   /// The number of rows.
   static let rowCount = "SELECT count(*) FROM pld_values"
@@ -60,8 +82,11 @@ enum InspectionSQL {
   /// The number of rows of key `?1`.
   static let rowCountOfKey = "SELECT count(*) FROM pld_values WHERE key = ?1"
 
-  /// Every row's key, version and whether its payload is well-formed JSON, by key then version.
-  static let payloadValidity = """
-    SELECT key, version, json_valid(payload) FROM pld_values ORDER BY key, version
+  /// Every row's key, version, whether its payload is well-formed JSON, and its schema version, by key
+  /// then version.
+  static func payloadValidity(schema: String) -> String {
     """
+    SELECT key, version, json_valid(payload), \(schema) FROM pld_values ORDER BY key, version
+    """
+  }
 }

@@ -23,6 +23,8 @@ package struct KeyStatistics: Sendable, Equatable {
   package var payloadSize: Int
   /// The size of every stored version's payload together, in bytes.
   package var totalPayloadSize: Int
+  /// The ``PersistentValue/schemaVersion`` the newest version was written with.
+  package var schemaVersion: Int = 1
 
   /// When the newest version was written.
   package var lastWrittenAt: Date {
@@ -42,7 +44,7 @@ extension StoreInspector {
   package func keyStatistics() throws -> [KeyStatistics] {
     guard hasValuesTable else { return [] }
     return try reading {
-      let statement = try connection.prepare(InspectionSQL.keyStatistics)
+      let statement = try connection.prepare(InspectionSQL.keyStatistics(schema: schemaVersionColumn))
       var result: [KeyStatistics] = []
       while try statement.step() { result.append(Self.keyStatistics(statement)) }
       return result
@@ -60,7 +62,7 @@ extension StoreInspector {
     var found: KeyStatistics?
     if hasValuesTable {
       try reading {
-        let statement = try connection.prepare(InspectionSQL.keyStatisticsOfKey)
+        let statement = try connection.prepare(InspectionSQL.keyStatisticsOfKey(schema: schemaVersionColumn))
         try statement.bind(key, at: 1)
         if try statement.step() { found = Self.keyStatistics(statement) }
       }
@@ -116,6 +118,7 @@ extension StoreInspector {
     KeyStatistics(
       key: statement.text(0), currentVersion: statement.int64(1), oldestVersion: statement.int64(2),
       versionCount: Int(statement.int64(3)), lastWrittenAtMilliseconds: statement.int64(5),
-      payloadSize: Int(statement.int64(6)), totalPayloadSize: Int(statement.int64(4)))
+      payloadSize: Int(statement.int64(6)), totalPayloadSize: Int(statement.int64(4)),
+      schemaVersion: Int(clamping: statement.int64(7)))
   }
 }

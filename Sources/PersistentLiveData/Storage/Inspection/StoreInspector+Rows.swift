@@ -14,7 +14,7 @@ extension StoreInspector {
     var rows: [StoredRow] = []
     if hasValuesTable {
       try reading {
-        let statement = try connection.prepare(InspectionSQL.rowsNewestFirst)
+        let statement = try connection.prepare(InspectionSQL.rowsNewestFirst(schema: schemaVersionColumn))
         try statement.bind(key, at: 1)
         try statement.bind(Int64(limit.map { max(0, $0) } ?? -1), at: 2)
         while try statement.step() { rows.append(Self.row(key: key, statement)) }
@@ -40,7 +40,7 @@ extension StoreInspector {
       throw InspectionError.unknownKey(path: path, key: key)
     }
     let row: StoredRow? = try reading {
-      let statement = try connection.cachedStatement(InspectionSQL.row)
+      let statement = try connection.cachedStatement(InspectionSQL.row(schema: schemaVersionColumn))
       defer { statement.reset() }
       try statement.bind(key, at: 1)
       try statement.bind(version, at: 2)
@@ -72,7 +72,7 @@ extension StoreInspector {
   package func rows(key: String, after version: Int64) throws -> [StoredRow] {
     guard hasValuesTable else { return [] }
     return try reading {
-      let statement = try connection.cachedStatement(InspectionSQL.rowsAfter)
+      let statement = try connection.cachedStatement(InspectionSQL.rowsAfter(schema: schemaVersionColumn))
       defer { statement.reset() }
       try statement.bind(key, at: 1)
       try statement.bind(version, at: 2)
@@ -111,7 +111,10 @@ extension StoreInspector {
   package func forEachRow(key: String? = nil, _ body: (StoredRow) throws -> Void) throws {
     guard hasValuesTable else { return }
     let statement = try reading {
-      let statement = try connection.prepare(key == nil ? InspectionSQL.allRows : InspectionSQL.allRowsOfKey)
+      let statement = try connection.prepare(
+        key == nil
+          ? InspectionSQL.allRows(schema: schemaVersionColumn)
+          : InspectionSQL.allRowsOfKey(schema: schemaVersionColumn))
       if let key { try statement.bind(key, at: 1) }
       return statement
     }
@@ -119,7 +122,7 @@ extension StoreInspector {
     while try reading({ try statement.step() }) {
       let row = StoredRow(
         key: statement.text(0), version: statement.int64(1), writtenAtMilliseconds: statement.int64(2),
-        payload: statement.data(3))
+        payload: statement.data(3), schemaVersion: Int(clamping: statement.int64(4)))
       try body(row)
     }
   }
@@ -139,10 +142,10 @@ extension StoreInspector {
     try reading { try connection.dataVersion() }
   }
 
-  /// Reads (version, written_at, payload) from the current row.
+  /// Reads (version, written_at, payload, schema version) from the current row.
   static func row(key: String, _ statement: SQLiteStatement) -> StoredRow {
     StoredRow(
       key: key, version: statement.int64(0), writtenAtMilliseconds: statement.int64(1),
-      payload: statement.data(2))
+      payload: statement.data(2), schemaVersion: Int(clamping: statement.int64(3)))
   }
 }

@@ -28,6 +28,21 @@ package enum VerificationProblem: Sendable, Equatable, CustomStringConvertible {
   }
 }
 
+/// The value schema versions one key's stored versions were written with.
+///
+/// ```swift
+/// for key in report.schemaVersions { print(key.key, key.versionCounts) }   // settings [1: 4, 2: 9]
+/// ```
+package struct KeySchemaVersions: Sendable, Equatable {
+  /// The key.
+  package var key: String
+  /// How many stored versions have each ``PersistentValue/schemaVersion``.
+  package var versionCounts: [Int: Int]
+
+  /// The schema versions present, ascending.
+  package var schemaVersions: [Int] { versionCounts.keys.sorted() }
+}
+
 /// The result of ``StoreInspector/verify(progress:)``: what was checked and what is wrong.
 package struct VerificationReport: Sendable, Equatable {
   /// The number of keys checked.
@@ -36,6 +51,9 @@ package struct VerificationReport: Sendable, Equatable {
   package var rowCount: Int
   /// Everything found wrong, integrity problems first, then rows by key and version.
   package var problems: [VerificationProblem]
+  /// The value schema versions present, per key, in the keys' byte order (not a problem: a store holds
+  /// the versions every build of a type wrote).
+  package var schemaVersions: [KeySchemaVersions] = []
 
   /// Whether nothing is wrong.
   package var isOK: Bool { problems.isEmpty }
@@ -43,7 +61,8 @@ package struct VerificationReport: Sendable, Equatable {
 
 extension StoreInspector {
   /// Checks the whole file: SQLite's `PRAGMA integrity_check`, that every payload is well-formed JSON
-  /// (`json_valid`), and that the versions of each key are gap-free from the oldest kept to the newest.
+  /// (`json_valid`), and that the versions of each key are gap-free from the oldest kept to the newest;
+  /// and lists the value schema versions present per key.
   ///
   /// Pruning removes a key's oldest versions, never the ones in between, so a gap means rows were lost or
   /// deleted by something other than the library.
@@ -69,7 +88,8 @@ extension StoreInspector {
         }
         let total = Int(try connection.scalarInt64(InspectionSQL.rowCount) ?? 0)
         progress(0, total)
-        let scan = try connection.prepare(InspectionSQL.payloadValidity)
+        let scan = try connection.prepare(InspectionSQL.payloadValidity(schema: schemaVersionColumn))
+        var schemaVersions: [KeySchemaVersions] = []
         var keyCount = 0
         var rowCount = 0
         var previous: (key: String, version: Int64)?
@@ -82,14 +102,18 @@ extension StoreInspector {
             }
           } else {
             keyCount += 1
+            schemaVersions.append(KeySchemaVersions(key: key, versionCounts: [:]))
           }
+          let schemaVersion = Int(clamping: scan.int64(3))
+          schemaVersions[schemaVersions.count - 1].versionCounts[schemaVersion, default: 0] += 1
           if scan.int64(2) != 1 { problems.append(.invalidJSON(key: key, version: version)) }
           previous = (key, version)
           rowCount += 1
           if rowCount % 1_000 == 0 { progress(rowCount, total) }
         }
         progress(rowCount, total)
-        return VerificationReport(keyCount: keyCount, rowCount: rowCount, problems: problems)
+        return VerificationReport(
+          keyCount: keyCount, rowCount: rowCount, problems: problems, schemaVersions: schemaVersions)
       }
     }
   }

@@ -45,6 +45,9 @@ package final class StoreInspector {
   package let schemaVersion: Int
   /// Whether the file has the `pld_values` table; `false` for an empty database.
   let hasValuesTable: Bool
+  /// The expression of a row's value schema version in this file's statements: `schema_version`, or
+  /// `1` for a file older than the column (an inspector never migrates).
+  var schemaVersionColumn: String { InspectionSQL.schemaVersionColumn(fileSchema: schemaVersion) }
   /// Whether the file's header says WAL mode (an immutable connection reports `delete` instead).
   let headerIsWAL: Bool
   /// The read-only connection.

@@ -9,7 +9,8 @@
 package enum MigrationCatalog {
   /// File name and embedded bytes of every migration, in version order.
   static let files: [(fileName: String, bytes: [UInt8])] = [
-    ("0001_initial_schema.sql", PackageResources._001_initial_schema_sql)
+    ("0001_initial_schema.sql", PackageResources._001_initial_schema_sql),
+    ("0002_value_schema_versions.sql", PackageResources._002_value_schema_versions_sql),
   ]
 
   /// Every migration, ordered by version.

@@ -137,10 +137,10 @@ extension StoreDatabase {
     return try statement.step() ? row(key: key, statement) : nil
   }
 
-  /// Reads (version, written_at, payload) from the current row.
+  /// Reads (version, written_at, payload, schema_version) from the current row.
   static func row(key: String, _ statement: SQLiteStatement) -> StoredRow {
     StoredRow(
       key: key, version: statement.int64(0), writtenAtMilliseconds: statement.int64(1),
-      payload: statement.data(2))
+      payload: statement.data(2), schemaVersion: Int(clamping: statement.int64(3)))
   }
 }

@@ -53,7 +53,8 @@ extension StoreDatabase {
     guard let applyToMemory = write.applyToMemory else {
       let row = StoredRow(
         key: committed.key, version: committed.version,
-        writtenAtMilliseconds: StoredRow.milliseconds(committed.writtenAt), payload: write.payload)
+        writtenAtMilliseconds: StoredRow.milliseconds(committed.writtenAt), payload: write.payload,
+        schemaVersion: committed.schemaVersion)
       return CommitOutcome(undecodedRows: [row])
     }
     return CommitOutcome(effect: applyToMemory(committed))
@@ -89,12 +90,16 @@ extension StoreDatabase {
       guard latest < Int64.max else {
         throw PersistentLiveDataError.versionsExhausted(key: write.key, path: displayPath)
       }
-      let committed = CommittedVersion(key: write.key, version: latest + 1, writtenAt: Date())
+      let schemaVersion =
+        try write.schemaVersion ?? Self.schemaVersion(key: write.key, version: latest, connection: connection)
+      let committed = CommittedVersion(
+        key: write.key, version: latest + 1, writtenAt: Date(), schemaVersion: schemaVersion)
       let insert = try connection.cachedStatement(SQL.insert)
       try insert.bind(write.key, at: 1)
       try insert.bind(committed.version, at: 2)
       try insert.bind(StoredRow.milliseconds(committed.writtenAt), at: 3)
       try insert.bindText(write.payload, at: 4)
+      try insert.bind(Int64(schemaVersion), at: 5)
       try insert.run()
       try pruneOnWrite(key: write.key, version: committed.version, connection: connection)
       return committed
@@ -102,6 +107,15 @@ extension StoreDatabase {
       if ownsTransaction { connection.rollback() }
       throw error
     }
+  }
+
+  /// The schema version of `version` of `key`; 1 when there is no such row (a new key).
+  private static func schemaVersion(key: String, version: Int64, connection: SQLiteConnection) throws -> Int {
+    let statement = try connection.cachedStatement(SQL.schemaVersion)
+    defer { statement.reset() }
+    try statement.bind(key, at: 1)
+    try statement.bind(version, at: 2)
+    return try statement.step() ? Int(clamping: statement.int64(0)) : 1
   }
 
   /// Applies the retention option: old versions are deleted in batches, so that retention adds a small

@@ -149,7 +149,7 @@ struct StoreOpener {
       guard statement.withUnsafeBytes(ofColumn: 0, { $0.elementsEqual(key.utf8) }) else { continue }
       rows[key] = StoredRow(
         key: key, version: statement.int64(1), writtenAtMilliseconds: statement.int64(2),
-        payload: statement.data(3))
+        payload: statement.data(3), schemaVersion: Int(clamping: statement.int64(4)))
     }
     return rows
   }

@@ -15,7 +15,7 @@ package import Foundation
 ///
 /// ```swift
 /// let payload = try ValueCodec.encode(newValue, key: key)                       // prepare
-/// let write = PendingWrite(key: key, payload: payload, staged: newValue) { committed in
+/// let write = PendingWrite(key: key, payload: payload, schemaVersion: 1, staged: newValue) { committed in
 ///   data.advance(to: newValue, version: committed.version, onMainActor: false)   // apply
 /// }
 /// try database.commit(write)                                                    // commit … notify
@@ -24,6 +24,10 @@ struct PendingWrite {
   let key: String
   /// The JSON text to store.
   let payload: Data
+  /// The schema version to record with the payload (``PersistentValue/schemaVersion``, or 1); nil for
+  /// raw JSON written without a type (`pld-tool`): then the schema version of the key's newest version,
+  /// read in the write transaction (1 for a new key).
+  var schemaVersion: Int?
   /// When set, the write happens only if the newest stored version is still this one (an optimistic
   /// `update`); otherwise ``VersionConflict`` is thrown and nothing is written.
   var expectedVersion: Int64?
@@ -33,11 +37,12 @@ struct PendingWrite {
   var applyToMemory: ((CommittedVersion) -> CommitEffect)?
 
   init(
-    key: String, payload: Data, expectedVersion: Int64? = nil, staged: (any Sendable)? = nil,
-    applyToMemory: ((CommittedVersion) -> CommitEffect)? = nil
+    key: String, payload: Data, schemaVersion: Int?, expectedVersion: Int64? = nil,
+    staged: (any Sendable)? = nil, applyToMemory: ((CommittedVersion) -> CommitEffect)? = nil
   ) {
     self.key = key
     self.payload = payload
+    self.schemaVersion = schemaVersion
     self.expectedVersion = expectedVersion
     self.staged = staged
     self.applyToMemory = applyToMemory
@@ -49,6 +54,8 @@ package struct CommittedVersion: Sendable {
   package let key: String
   package let version: Int64
   package let writtenAt: Date
+  /// The schema version recorded with it.
+  package let schemaVersion: Int
 }
 
 /// What the commit phase hands to the notify phase: the observers to notify, and the raw rows the live

@@ -1,0 +1,164 @@
+import Foundation
+import PLDTestSupport
+import PersistentLiveData
+import Testing
+
+@testable import pld_tool
+
+/// Build 2 of a label whose build 1 stored a plain string.
+private struct LabelV2: PersistentValue, Equatable {
+  static let schemaVersion = 2
+  var label: String
+
+  init(label: String) { self.label = label }
+
+  init(from decoder: any Decoder, storedSchemaVersion: Int) throws {
+    label = try decoder.singleValueContainer().decode(String.self)
+  }
+}
+
+/// Every version's value schema version in `get`, `history`, `export`/`import`, `keys`, `verify`, and
+/// what `set` and `rollback` record.
+@Suite struct SchemaVersionCommandTests {
+  /// `label`: version 1 by build 1 (a String, schema 1), version 2 by build 2 (schema 2); `plain`: one
+  /// Int version.
+  static func makeStore(_ directory: TemporaryDirectory, _ name: String = "app.db") throws -> String {
+    try directory.makeStore(name) { store in
+      try store.liveData("label", default: "").set("first")
+      try store.liveData("plain", default: 0).set(1)
+    }
+    return try directory.makeStore(name) { store in
+      try store.liveData("label", default: LabelV2(label: "")).set(LabelV2(label: "second"))
+    }
+  }
+
+  @Test func getAndHistoryShowEachVersionsSchemaVersion() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try Self.makeStore(directory)
+
+    let latest = try #require(try runInProcess(["get", path, "label", "--json"]).json() as? [String: Any])
+    #expect(latest["schemaVersion"] as? Int == 2)
+    let first = try #require(
+      try runInProcess(["get", path, "label", "--version", "1", "--json"]).json() as? [String: Any])
+    #expect(first["schemaVersion"] as? Int == 1)
+    #expect(first["value"] as? String == "first")
+
+    let history = try #require(
+      try runInProcess(["history", path, "label", "--json"]).json() as? [[String: Any]])
+    #expect(history.map { $0["schemaVersion"] as? Int } == [2, 1])
+    let headings = runInProcess(["history", path, "label"]).stdout.split(separator: "\n")
+      .filter { $0.hasPrefix("version ") }
+    #expect(headings.count == 2)
+    #expect(
+      headings.first?.hasPrefix("version 2 · ") == true && headings.first?.hasSuffix(" · schema 2") == true)
+    #expect(
+      headings.last?.hasPrefix("version 1 · ") == true && headings.last?.hasSuffix(" · schema 1") == true)
+  }
+
+  @Test func keysShowTheNewestVersionsSchemaVersion() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try Self.makeStore(directory)
+    let keys = try #require(try runInProcess(["keys", path, "--json"]).json() as? [[String: Any]])
+    #expect(keys.map { $0["key"] as? String } == ["label", "plain"])
+    #expect(keys.map { $0["schemaVersion"] as? Int } == [2, 1])
+    let table = runInProcess(["keys", path]).stdout.split(separator: "\n")
+    #expect(table.first?.hasSuffix("SCHEMA") == true, "\(table)")
+    #expect(table.dropFirst().first?.hasSuffix(" 2") == true, "\(table)")
+  }
+
+  @Test func verifyReportsTheSchemaVersionsPresentPerKey() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try Self.makeStore(directory)
+    let result = runInProcess(["verify", path])
+    #expect(result.status == 0, "\(result)")
+    #expect(
+      result.stdout == """
+        ok (2 keys, 3 versions)
+        schema versions of key label: 1 (1 version), 2 (1 version)
+        schema versions of key plain: 1 (1 version)
+
+        """)
+    let json = try #require(try runInProcess(["verify", path, "--json"]).json() as? [String: Any])
+    let perKey = try #require(json["schemaVersions"] as? [[String: Any]])
+    #expect(perKey.map { $0["key"] as? String } == ["label", "plain"])
+    let label = try #require(perKey.first?["schemaVersions"] as? [[String: Any]])
+    #expect(label.map { $0["schemaVersion"] as? Int } == [1, 2])
+    #expect(label.map { $0["versions"] as? Int } == [1, 1])
+  }
+
+  @Test func exportCarriesSchemaVersionsAndImportKeepsThem() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try Self.makeStore(directory)
+    let exported = runInProcess(["export", path])
+    let lines = try exported.jsonLines()
+    #expect(lines.map { $0["schemaVersion"] as? Int } == [1, 2, 1])
+    let file = try directory.write(exported.stdout, to: "backup.jsonl")
+    let copy = directory.path("copy.db")
+    #expect(runInProcess(["import", copy, file]).status == 0)
+    #expect(try runInProcess(["export", copy]).jsonLines().map { $0["schemaVersion"] as? Int } == [1, 2, 1])
+    let store = try PersistentStore(path: copy)
+    #expect(
+      try store.liveData("label", default: LabelV2(label: "")).history().map(\.value.label) == [
+        "second", "first",
+      ])
+    try store.close()
+
+    let bad = try directory.write(#"{"key":"k","value":1,"schemaVersion":0}"# + "\n", to: "bad.jsonl")
+    let refused = runInProcess(["import", copy, bad])
+    #expect(refused.status != 0)
+    #expect(refused.stderr.contains("\"schemaVersion\""), "\(refused)")
+  }
+
+  @Test func setRecordsTheKeysCurrentSchemaVersionUnlessGivenAndRollbackCopiesIt() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try Self.makeStore(directory)
+    #expect(runInProcess(["set", path, "label", #"{"label":"third"}"#]).status == 0)
+    #expect(runInProcess(["set", path, "label", #""fourth""#, "--schema-version", "1"]).status == 0)
+    #expect(runInProcess(["set", path, "fresh", "1"]).status == 0)
+    #expect(runInProcess(["rollback", path, "label", "2"]).status == 0)
+    let rows = try runInProcess(["export", path]).jsonLines()
+    #expect(
+      rows.map { "\($0["key"] ?? "")/\($0["version"] ?? "")/\($0["schemaVersion"] ?? "")" } == [
+        "fresh/1/1", "label/1/1", "label/2/2", "label/3/2", "label/4/1", "label/5/2", "plain/1/1",
+      ])
+    let refused = runInProcess(["set", path, "label", "1", "--schema-version", "0"])
+    #expect(refused.status != 0)
+    #expect(refused.stderr.contains("--schema-version must be at least 1"), "\(refused)")
+
+    let store = try PersistentStore(path: path)
+    let label = try store.liveData("label", default: LabelV2(label: ""))
+    #expect(try label.history().map(\.value.label) == ["second", "fourth", "third", "second", "first"])
+    try store.close()
+  }
+
+  @Test func readCommandsShowSchema1ForAFileOfTheReleaseBeforeAndLeaveItUnmigrated() throws {
+    let fixture = URL(fileURLWithPath: #filePath)
+      .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+      .appendingPathComponent("Fixtures/release-schema-1.db").path
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.path("release.db")
+    try FileManager.default.copyItem(atPath: fixture, toPath: path)
+    let bytes = FileManager.default.contents(atPath: path)
+
+    let get = try #require(try runInProcess(["get", path, "note", "--json"]).json() as? [String: Any])
+    #expect(get["schemaVersion"] as? Int == 1)
+    #expect(
+      try runInProcess(["export", path]).jsonLines().map { $0["schemaVersion"] as? Int } == [
+        1, 1, 1, 1, 1, 1, 1,
+      ])
+    let keys = try #require(try runInProcess(["keys", path, "--json"]).json() as? [[String: Any]])
+    #expect(keys.map { $0["schemaVersion"] as? Int } == [1, 1, 1])
+    let verify = runInProcess(["verify", path])
+    #expect(verify.status == 0)
+    #expect(verify.stdout.contains("schema versions of key note: 1 (3 versions)"), "\(verify)")
+    let inspect = try #require(try runInProcess(["inspect", path, "--json"]).json() as? [String: Any])
+    #expect(inspect["schemaVersion"] as? Int == 1, "read commands never migrate")
+    #expect(FileManager.default.contents(atPath: path) == bytes)
+  }
+}
