@@ -42,7 +42,7 @@ struct ExternalBenchmark {
     }
 
     var section = Section(
-      "External: another process's commit → main-actor observer (issue x-proc: p50 ≤ 5 ms, p99 ≤ 20 ms)",
+      "External: another process's commit → main-actor observer (issue 13: p50 ≤ 5 ms, p99 ≤ 20 ms)",
       header: ["store", "writes", "p50 ms", "p90 ms", "p99 ms", "max ms", "p50 ratio"])
     let baseline = Summary(latencies[1])
     for (index, contender) in contenders.enumerated() {

@@ -76,6 +76,56 @@ struct GroupCommitBenchmark {
       "sixteen-per-commit's.",
     ]
     report.print(section)
+    try await measureBlockedTime(report)
+  }
+
+  /// Issue 16's other goal: how long a caller's actor is blocked per `write(_:)` (the job that runs
+  /// from its resumption to its suspension in `write`), against a synchronous raw SQLite commit on the
+  /// same actor.
+  private func measureBlockedTime(_ report: Report) async throws {
+    let count = quick ? 50 : 2_000
+    let caller = TimedCaller()
+    let path = try scratch.freshFile("blocked.db")
+    let store = try PersistentStore(path: path, options: StoreOptions(durability: .full))
+    let value = try store.liveData("caller", default: Profile.sample(0))
+    try await caller.run { _ in
+      for index in 0..<count { try await value.write(Profile.sample(index)) }
+    }
+    let library = Summary(caller.executor.takeDurations())
+    try store.close()
+    scratch.remove(database: path)
+
+    let rawPath = try scratch.freshFile("blocked-raw.db")
+    let raw = try RawVersionedStore(path: rawPath, synchronous: "FULL")
+    let rawCount = quick ? 20 : 500
+    nonisolated(unsafe) let unsafeRaw = raw  // used only on the caller's executor, one job at a time
+    try await caller.run { _ in
+      for index in 0..<rawCount {
+        try unsafeRaw.set(Profile.sample(index), key: "caller")
+        await Task.yield()
+      }
+    }
+    let rawSummary = Summary(caller.executor.takeDurations())
+    scratch.remove(database: rawPath)
+
+    var section = Section(
+      "Time the calling actor is blocked per write, .full, ~115 B (issue 16)",
+      header: ["caller", "calls", "p50 µs", "p99 µs", "p99.9 µs", "max µs"])
+    for (label, calls, summary) in [
+      ("library write(_:) (suspends)", count, library), ("raw SQLite commit (blocks)", rawCount, rawSummary),
+    ] {
+      section.add(
+        label, Format.count(calls), Format.value(summary.percentile(0.5) / 1e3),
+        Format.value(summary.percentile(0.99) / 1e3), Format.value(summary.percentile(0.999) / 1e3),
+        Format.value(summary.percentile(1) / 1e3))
+    }
+    report.record("groupcommit", "blocked write", "p999", library.percentile(0.999) / 1e3, unit: "us")
+    report.record("groupcommit", "blocked raw", "p999", rawSummary.percentile(0.999) / 1e3, unit: "us")
+    section.notes = [
+      "An actor on a timing executor: each job runs from a resumption to the next suspension. For write(_:)",
+      "that is the loop step and the enqueue; for raw SQLite, the whole synchronous commit, fsync included.",
+    ]
+    report.print(section)
   }
 
   private func runRaw(path: String, batched: Bool) throws -> Double {

@@ -1,7 +1,7 @@
 import Foundation
 import PersistentLiveData
 
-/// Issues 7 and x-proc: what an idle store costs. A store with 100 live keys (each with a
+/// Issues 7 and 13: what an idle store costs. A store with 100 live keys (each with a
 /// `PersistentLiveData` and an observer) is left alone for 5 s (3 s in quick mode) while the main thread
 /// sleeps; the CPU time the process used meanwhile (`getrusage`, user + system, all threads) is the cost
 /// of looking for other processes' commits: by default the store is woken by inotify and polls only
@@ -33,7 +33,7 @@ struct IdleBenchmark {
     }
 
     var section = Section(
-      "Idle: a store with \(keys) live keys, nothing written for \(Format.value(seconds)) s (issue 7; x-proc ≤ 0.05 %)",
+      "Idle: a store with \(keys) live keys, nothing written for \(Format.value(seconds)) s (issue 7; issue 13: ≤ 0.05 %)",
       header: ["store", "CPU ms", "% of one core", "CPU µs per poll", "polls expected"])
     try interleave(rounds: 1, contenders: contenders.count) { _, index in
       let contender = contenders[index]
