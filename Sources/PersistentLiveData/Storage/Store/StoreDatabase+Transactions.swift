@@ -52,10 +52,11 @@ final class TransactionContext {
     let name = "pld_savepoint_\(savepointDepth)"
     let mark = writes.count
     let stagedBefore = staged
-    try connection.execute("SAVEPOINT \(name)")
+    // Cached: a group commit runs one savepoint per call.
+    try connection.cachedStatement("SAVEPOINT \(name)").run()
     do {
       try body()
-      try connection.execute("RELEASE \(name)")
+      try connection.cachedStatement("RELEASE \(name)").run()
     } catch {
       try? connection.execute("ROLLBACK TO \(name)")
       try? connection.execute("RELEASE \(name)")
