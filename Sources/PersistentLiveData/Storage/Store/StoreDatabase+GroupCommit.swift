@@ -37,11 +37,7 @@ extension StoreDatabase {
     var errors: [(any Error)?] = []
     let committed = Swift.Result<CommitOutcome, any Error> {
       try withConnection { connection, state in
-        let context = TransactionContext()
-        state.transaction = context
-        defer { state.transaction = nil }
-        try connection.begin(.immediate)
-        do {
+        try inWriteTransaction(connection, state) { context in
           for request in requests {
             do {
               try context.nested(connection: connection, request.run)
@@ -52,13 +48,7 @@ extension StoreDatabase {
               errors.append(StoreErrors.map(error, path: displayPath))
             }
           }
-          try connection.commit()
-        } catch {
-          connection.rollback()
-          throw error
         }
-        state.noteCommit()
-        return context.applyAll()
       }
     }
     switch committed {

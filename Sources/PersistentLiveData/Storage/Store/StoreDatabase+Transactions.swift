@@ -10,21 +10,30 @@ extension StoreDatabase {
         try running.nested(connection: connection, body)
         return nil
       }
-      let context = TransactionContext()
-      state.transaction = context
-      defer { state.transaction = nil }
-      try connection.begin(.immediate)
-      do {
-        try body()
-        try connection.commit()
-      } catch {
-        connection.rollback()
-        throw error
-      }
-      state.noteCommit()
-      return context.applyAll()
+      return try inWriteTransaction(connection, state) { _ in try body() }
     }
     if let outcome { notify(outcome) }
+  }
+
+  /// Runs `body` in a new write transaction — `BEGIN IMMEDIATE` … `COMMIT`, rolled back if anything
+  /// throws — with its context installed for the writes inside, then runs the apply phase. Call with the
+  /// lock held; the caller notifies once the lock is released.
+  func inWriteTransaction(
+    _ connection: SQLiteConnection, _ state: WriterState, _ body: (TransactionContext) throws -> Void
+  ) throws -> CommitOutcome {
+    let context = TransactionContext()
+    state.transaction = context
+    defer { state.transaction = nil }
+    try connection.begin(.immediate)
+    do {
+      try body(context)
+      try connection.commit()
+    } catch {
+      connection.rollback()
+      throw error
+    }
+    state.noteCommit()
+    return context.applyAll()
   }
 
   /// The value of `key` written earlier in the running transaction of this thread, if any.
