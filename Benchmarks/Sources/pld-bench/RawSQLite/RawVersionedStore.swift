@@ -54,15 +54,7 @@ final class RawVersionedStore {
     try begin.run()
     do {
       for (key, value) in batch {
-        let payload = try encoder.encode(value)
-        try latestVersion.bind(key, at: 1)
-        let latest = try latestVersion.step() && !latestVersion.isNull(0) ? latestVersion.int64(0) : 0
-        latestVersion.reset()
-        try insert.bind(key, at: 1)
-        try insert.bind(latest + 1, at: 2)
-        try insert.bind(Int64(Date().timeIntervalSince1970 * 1_000), at: 3)
-        try insert.bind(utf8: payload, at: 4)
-        try insert.run()
+        try insertNext(payload: encoder.encode(value), key: key)
       }
       try commit.run()
     } catch {
@@ -78,21 +70,28 @@ final class RawVersionedStore {
   func set(payload: Data, key: String) throws -> Int64 {
     try begin.run()
     do {
-      try latestVersion.bind(key, at: 1)
-      let latest = try latestVersion.step() && !latestVersion.isNull(0) ? latestVersion.int64(0) : 0
-      latestVersion.reset()
-      try insert.bind(key, at: 1)
-      try insert.bind(latest + 1, at: 2)
-      try insert.bind(Int64(Date().timeIntervalSince1970 * 1_000), at: 3)
-      try insert.bind(utf8: payload, at: 4)
-      try insert.run()
+      let version = try insertNext(payload: payload, key: key)
       try commit.run()
-      return latest + 1
+      return version
     } catch {
       latestVersion.reset()
       try? database.execute("ROLLBACK")
       throw error
     }
+  }
+
+  /// `SELECT max(version)` + `INSERT` of the next version, inside the caller's transaction.
+  @discardableResult
+  private func insertNext(payload: Data, key: String) throws -> Int64 {
+    try latestVersion.bind(key, at: 1)
+    let latest = try latestVersion.step() && !latestVersion.isNull(0) ? latestVersion.int64(0) : 0
+    latestVersion.reset()
+    try insert.bind(key, at: 1)
+    try insert.bind(latest + 1, at: 2)
+    try insert.bind(Int64(Date().timeIntervalSince1970 * 1_000), at: 3)
+    try insert.bind(utf8: payload, at: 4)
+    try insert.run()
+    return latest + 1
   }
 }
 
