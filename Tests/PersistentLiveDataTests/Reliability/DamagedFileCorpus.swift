@@ -87,6 +87,18 @@ struct DamagedFileCase: Sendable, CustomStringConvertible {
         throw TestSupportError("the file should look truncated")
       }
     },
+    DamagedFileCase(name: "page 1 torn by a power loss, with its WAL", expected: "opens") { path in
+      try killWriter(path, after: 120)
+      // The newest page 1 is in the WAL; the file's own first sector was lost (a torn write).
+      let wal = try #require(fileBytes(path + "-wal"))
+      _ = try #require(WriteAheadLog.newestCommittedImage(ofPage: 1, in: wal))
+      let handle = try #require(FileHandle(forUpdatingAtPath: path))
+      try handle.write(contentsOf: Data(count: 512))
+      try handle.close()
+      guard case .notSQLite = try DatabaseFile.classify(path: path) else {
+        throw TestSupportError("the file should no longer look like SQLite")
+      }
+    },
     DamagedFileCase(name: "truncated, with a WAL that lacks the missing pages", expected: "corrupt") { path in
       try store(path)
       try killWriter(path, after: 5)

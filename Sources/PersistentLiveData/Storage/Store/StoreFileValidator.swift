@@ -49,17 +49,23 @@ package enum StoreFileValidator {
     /// An SQLite database shorter than its header says, with a non-empty `-wal` file that may hold the
     /// missing pages (an interrupted checkpoint). Only `quick_check` can tell.
     case databaseCompletedByWAL(DatabaseFileHeader)
+    /// A file whose first page is not a readable SQLite header, with a non-empty `-wal` file that may hold
+    /// page 1 (a power loss tore the page while a checkpoint or the file's creation wrote it). SQLite reads
+    /// page 1 from the WAL if it is there and refuses the file otherwise; `quick_check` confirms.
+    case pageOneInWAL
 
     /// Whether the content check must run `PRAGMA quick_check` whatever the caller asked.
     package var needsIntegrityCheck: Bool {
-      if case .databaseCompletedByWAL = self { return true }
-      return false
+      switch self {
+      case .databaseCompletedByWAL, .pageOneInWAL: true
+      case .missing, .empty, .database: false
+      }
     }
 
     /// The header, when the file has one.
     package var header: DatabaseFileHeader? {
       switch self {
-      case .missing, .empty: nil
+      case .missing, .empty, .pageOneInWAL: nil
       case .database(let header), .databaseCompletedByWAL(let header): header
       }
     }
@@ -137,6 +143,8 @@ package enum StoreFileValidator {
         detail += ", and its -wal file cannot be read without write access to the folder"
       }
       throw .corrupt(path: path, detail: detail)
+    case .notSQLite where access != .immutable && hasWriteAheadLog(path):
+      return .pageOneInWAL
     case .notRegularFile, .notSQLite, .symbolicLink, .directory:
       throw .notADatabase(path: path)
     }
