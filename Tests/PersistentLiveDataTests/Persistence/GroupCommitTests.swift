@@ -1,5 +1,4 @@
 import Foundation
-import PLDCrashSim
 import PLDTestSupport
 import Testing
 
@@ -144,46 +143,6 @@ extension Persistence {
           == "first=1 last=1")
     }
 
-    @Test func aFailedCommitFailsEveryCallOfTheGroupAndChangesNothing() async throws {
-      #expect(pld_crashsim_register(0, 0) == 0)
-      let folder = try TemporaryDirectory("group")
-      let path = folder.path("store.db")
-      var options = StoreOptions()
-      options.externalChangePollInterval = nil
-      let store = try PersistentStore(path: path, options: options)
-      let first = try store.liveData("first", default: 0)
-      let second = try store.liveData("second", default: 0)
-      try first.set(1)
-      let prefix = IOErrorPrefix(folder)
-      let holder = await Self.holdWriter(store, untilWaiting: 2)
-      let a = await Self.enqueue(store) { try first.set(2) }
-      let b = await Self.enqueue(store) { () throws -> Void in
-        try second.set(2)
-        // From here on every I/O on the store's files fails: the group's COMMIT cannot write the WAL.
-        pld_crashsim_set_ioerr(1, 1, prefix.path)
-      }
-      try await holder.value
-      let errors = [await Result { try await a.value }, await Result { try await b.value }]
-      pld_crashsim_set_ioerr(0, 0, nil)
-
-      for outcome in errors {
-        guard case .failure(let error as PersistentLiveDataError) = outcome else {
-          Issue.record("expected a store error, got \(outcome)")
-          continue
-        }
-        #expect(error.caseName == "ioError", "\(error)")
-      }
-      #expect(first.value == 1 && first.version == 1)
-      #expect(second.value == 0 && second.version == 0)
-      // Nothing reached the file; the next write works once the fault is gone.
-      try await first.write(3)
-      #expect(first.version == 2)
-      #expect(
-        try SQLiteCLI.query(
-          path, "SELECT group_concat(key || '=' || version, ' ') FROM pld_values ORDER BY key, version")
-          == "first=1 first=2")
-    }
-
     @Test func cancellingAWaitingCallWithdrawsItAndWritesNothing() async throws {
       let store = try PersistentStore.inMemory()
       let value = try store.liveData("value", default: 0)
@@ -219,25 +178,5 @@ extension Persistence {
       await #expect(throws: PersistentLiveDataError.storeClosed(path: nil)) { try await value.write(3) }
       #expect(value.version == 0)
     }
-  }
-}
-
-/// The folder's real path, as SQLite names the files it opens (fault injection matches by prefix).
-struct IOErrorPrefix {
-  let path: String
-
-  init(_ folder: TemporaryDirectory) {
-    if let resolved = realpath(folder.path, nil) {
-      path = String(cString: resolved)
-      free(resolved)
-    } else {
-      path = folder.path
-    }
-  }
-}
-
-extension Result where Failure == any Error {
-  init(catching body: () async throws -> Success) async {
-    do { self = .success(try await body()) } catch { self = .failure(error) }
   }
 }
