@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 /// Upcoming language features every target opts into.
@@ -14,6 +14,10 @@ let package = Package(
   products: [
     .library(name: "PersistentLiveData", targets: ["PersistentLiveData"]),
     .library(name: "PersistentLiveDataTesting", targets: ["PersistentLiveDataTesting"]),
+    // Shared stores on PostgreSQL. Only apps that use this product build postgres-nio and SwiftNIO.
+    .library(name: "PersistentLiveDataPostgres", targets: ["PersistentLiveDataPostgres"]),
+    // A throwaway PostgreSQL server for tests, started from the local installation.
+    .library(name: "PersistentLiveDataPostgresTesting", targets: ["PersistentLiveDataPostgresTesting"]),
     .executable(name: "pld-tool", targets: ["pld-tool"]),
     .executable(name: "pld-todo", targets: ["pld-todo"]),
     .executable(name: "pld-audit", targets: ["pld-audit"]),
@@ -22,6 +26,9 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+    .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
+    .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    .package(url: "https://github.com/apple/swift-crypto", "3.9.0"..<"6.0.0"),
   ],
   targets: [
     // The system libsqlite3. The folder is Sources/CSQLite; the module gets a name no other package uses.
@@ -38,6 +45,26 @@ let package = Package(
         .embedInCode("../../Migrations/0001_initial_schema.sql"),
         .embedInCode("../../Migrations/0002_value_schema_versions.sql"),
       ],
+      swiftSettings: swiftSettings
+    ),
+    // The PostgreSQL backend: the same observation side, versions kept on a server several replicas share.
+    .target(
+      name: "PersistentLiveDataPostgres",
+      dependencies: [
+        "PersistentLiveData",
+        .product(name: "PostgresNIO", package: "postgres-nio"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      resources: [
+        .embedInCode("../../Migrations/postgres/0001_shared_schema.sql")
+      ],
+      swiftSettings: swiftSettings
+    ),
+    .target(
+      name: "PersistentLiveDataPostgresTesting",
+      dependencies: [.product(name: "PostgresNIO", package: "postgres-nio")],
       swiftSettings: swiftSettings
     ),
     // Helpers for the tests of apps that use the library: a lifecycle owner tests drive.
@@ -120,6 +147,27 @@ let package = Package(
       name: "pld-fuzz-tool",
       dependencies: ["PLDFuzzHarness"],
       path: "Fuzz/pld-fuzz-tool",
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
+      name: "PersistentLiveDataPostgresTests",
+      dependencies: [
+        "PersistentLiveData", "PersistentLiveDataPostgres", "PersistentLiveDataPostgresTesting", "PLDTestSupport",
+        "pld-postgres-child",
+        .product(name: "PostgresNIO", package: "postgres-nio"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    // A replica in a separate process for the shared-store tests: writes or observes a PostgreSQL store.
+    .executableTarget(
+      name: "pld-postgres-child",
+      dependencies: [
+        "PersistentLiveDataPostgres",
+        .product(name: "PostgresNIO", package: "postgres-nio"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+      ],
+      path: "Tests/Helpers/pld-postgres-child",
       swiftSettings: swiftSettings
     ),
     .testTarget(

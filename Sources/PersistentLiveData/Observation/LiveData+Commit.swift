@@ -17,7 +17,7 @@ extension LiveData: CommitNotifying {
   ///   - onMainActor: Whether the writer runs on the main actor (observers are then called synchronously
   ///     by ``CommitEffect/notifyObservers()``); otherwise one main-actor dispatch is scheduled.
   /// - Returns: What to notify once no lock is held; ``CommitEffect/none`` if memory was already newer.
-  func advance(to newValue: Value, version newVersion: Int64, onMainActor: Bool) -> CommitEffect {
+  package func advance(to newValue: Value, version newVersion: Int64, onMainActor: Bool) -> CommitEffect {
     let mustSchedule = storage.withLock { storage -> Bool? in
       guard newVersion > storage.version else { return nil }
       return storage.commit(newValue, version: newVersion, onMainActor: onMainActor)

@@ -66,7 +66,7 @@ open class LiveData<Value: Sendable>: @unchecked Sendable {
   }
 
   /// Creates a LiveData at an explicit version; -1 means "not initialized".
-  init(value: Value, version: Int64) {
+  package init(value: Value, version: Int64) {
     storage = Locked(LiveDataStorage(value: value, version: version))
     observationVersion = version
   }
@@ -146,7 +146,7 @@ open class LiveData<Value: Sendable>: @unchecked Sendable {
   public var isInitialized: Bool { version >= 0 }
 
   /// The value and its version, read together.
-  var snapshot: (value: Value, version: Int64) {
+  package var snapshot: (value: Value, version: Int64) {
     storage.withLock { ($0.value, $0.version) }
   }
 

@@ -31,30 +31,57 @@ extension PersistentLiveData {
   /// - Parameter version: The last version already handled; 0 replays every version still kept.
   /// - Returns: The versions after `version`, in order, without end.
   public func changes(since version: Int64) -> AsyncThrowingStream<Versioned<Value>, any Error> {
-    let reader = ChangeReader(database: database, decoding: decoding, after: version)
+    let database = database
+    let key = key
+    let reader = ChangeReader(decoding: decoding, after: version, signal: database.changeSignal) {
+      after, limit in
+      do {
+        return try database.rows(key: key, after: after, limit: limit)
+      } catch PersistentLiveDataError.storeClosed {
+        return nil
+      }
+    }
     return AsyncThrowingStream(unfolding: { try await reader.next() })
   }
 }
 
 /// Reads the versions of one key in order, a page at a time, waiting for the store's next commit when it
 /// has delivered them all.
-actor ChangeReader<Value: Codable & Sendable> {
-  private let database: StoreDatabase
+///
+/// Backend-neutral: a backend gives it a way to read the rows of the key after a version (nil once the
+/// store is closed) and the ``ChangeSignal`` it raises for every commit it learns of.
+///
+/// ```swift
+/// let reader = ChangeReader(decoding: decoding, after: since, signal: database.changeSignal) { after, limit in
+///   try database.rows(key: key, after: after, limit: limit)
+/// }
+/// let stream = AsyncThrowingStream(unfolding: { try await reader.next() })
+/// ```
+package actor ChangeReader<Value: Codable & Sendable> {
+  /// Reads at most `limit` rows after a version, oldest first; nil when the store is closed.
+  package typealias ReadRows = @Sendable (_ after: Int64, _ limit: Int) async throws -> [StoredRow]?
+
+  private let readRows: ReadRows
+  private let signal: ChangeSignal
   private let decoding: StoredValueDecoding<Value>
   private var cursor: VersionCursor
   private var page: ArraySlice<StoredRow> = []
 
   /// How many rows one read of the store returns at most.
-  static var pageSize: Int { 256 }
+  package static var pageSize: Int { 256 }
 
-  init(database: StoreDatabase, decoding: StoredValueDecoding<Value>, after version: Int64) {
-    self.database = database
+  package init(
+    decoding: StoredValueDecoding<Value>, after version: Int64, signal: ChangeSignal,
+    readRows: @escaping ReadRows
+  ) {
     self.decoding = decoding
+    self.signal = signal
+    self.readRows = readRows
     cursor = VersionCursor(key: decoding.key, after: version)
   }
 
   /// The next version; nil once the store is closed or the consuming task is cancelled.
-  func next() async throws -> Versioned<Value>? {
+  package func next() async throws -> Versioned<Value>? {
     while true {
       if let row = page.popFirst() {
         try cursor.advance(over: row)
@@ -62,14 +89,11 @@ actor ChangeReader<Value: Codable & Sendable> {
       }
       if Task.isCancelled { return nil }
       // Noted before reading: a commit between the read and the wait ends the wait at once.
-      let generation = database.changeSignal.generation
-      do {
-        page = try database.rows(key: cursor.key, after: cursor.position, limit: Self.pageSize)[...]
-      } catch PersistentLiveDataError.storeClosed {
-        return nil
-      }
+      let generation = signal.generation
+      guard let rows = try await readRows(cursor.position, Self.pageSize) else { return nil }
+      page = rows[...]
       if page.isEmpty {
-        guard await database.changeSignal.wait(after: generation) else { return nil }
+        guard await signal.wait(after: generation) else { return nil }
       }
     }
   }

@@ -179,9 +179,9 @@ public final class PersistentStore: Sendable {
   // MARK: Internals
 
   /// Keys must be non-empty and at most 1 MiB of UTF-8.
-  static let maximumKeyLength = 1 << 20
+  package static let maximumKeyLength = 1 << 20
 
-  static func validate(key: String) throws {
+  package static func validate(key: String) throws {
     if key.isEmpty {
       throw PersistentLiveDataError.invalidKey(key: key, reason: "a key cannot be empty")
     }

@@ -12,6 +12,14 @@ package struct StoredRow: Sendable, Equatable {
   /// for every row written before the file recorded schema versions.
   package var schemaVersion: Int = 1
 
+  package init(key: String, version: Int64, writtenAtMilliseconds: Int64, payload: Data, schemaVersion: Int = 1) {
+    self.key = key
+    self.version = version
+    self.writtenAtMilliseconds = writtenAtMilliseconds
+    self.payload = payload
+    self.schemaVersion = schemaVersion
+  }
+
   package var writtenAt: Date {
     Date(timeIntervalSince1970: Double(writtenAtMilliseconds) / 1000)
   }

@@ -1,10 +1,10 @@
-import Foundation
+package import Foundation
 
 /// Turns values into the JSON text stored in `pld_values.payload` and back.
 ///
 /// Keys are sorted so that equal values give equal bytes and diffs stay small; slashes are not escaped
 /// so the text reads naturally in any SQLite client.
-enum ValueCodec {
+package enum ValueCodec {
   private static let encoder: JSONEncoder = {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -12,7 +12,7 @@ enum ValueCodec {
   }()
   private static let decoder = JSONDecoder()
 
-  static func encode<Value: Encodable>(_ value: Value, key: String) throws -> Data {
+  package static func encode<Value: Encodable>(_ value: Value, key: String) throws -> Data {
     do {
       return try encoder.encode(value)
     } catch {

@@ -1,0 +1,197 @@
+import PersistentLiveData
+public import PostgresNIO
+public import ServiceLifecycle
+
+/// A store whose versions live on a PostgreSQL server that several replicas of a service share.
+///
+/// Each replica makes its own `PostgresStore` on its own `PostgresClient` and runs both as services (in
+/// a `ServiceGroup`, say). ``liveData(_:default:)`` gives the one ``SharedLiveData`` of a key; writes are
+/// committed on the server and announced to every replica with `NOTIFY`; ``run()`` listens, and after every
+/// reconnect catches up by version, so every replica ends on the latest version of every live key.
+///
+/// ```swift
+/// let client = PostgresClient(configuration: configuration)
+/// let store = PostgresStore(client: client)
+/// let group = ServiceGroup(services: [client, store], logger: logger)
+/// async let running: Void = group.run()
+///
+/// let flags = try await store.liveData("feature-flags", default: FeatureFlags())
+/// try await flags.update { $0.newCheckout = true }
+/// ```
+public final class PostgresStore: Service, Sendable {
+  let database: SharedDatabase
+
+  /// A store on the server `client` connects to. Nothing is sent before the first call or ``run()``.
+  ///
+  /// ```swift
+  /// let store = PostgresStore(client: client, options: PostgresStoreOptions(retention: .last(100)))
+  /// ```
+  /// - Parameters:
+  ///   - client: A client that runs (as a service, or in a task of its own) while the store is used.
+  ///   - options: Retention, the decode-failure policy, the logger and timeouts.
+  public init(client: PostgresClient, options: PostgresStoreOptions = PostgresStoreOptions()) {
+    database = SharedDatabase(client: client, options: options)
+  }
+
+  /// Creates or migrates the tables, then listens for other replicas' writes until cancelled or
+  /// gracefully shut down; reconnects by itself and catches up by version after every reconnect.
+  ///
+  /// Without it a replica sees only its own writes. A server that is down when it starts, or goes away
+  /// later, is waited for (``PostgresStoreOptions/reconnectDelay``); it throws only for a schema this
+  /// library cannot use.
+  ///
+  /// ```swift
+  /// let group = ServiceGroup(services: [client, store], logger: logger)
+  /// try await group.run()
+  /// ```
+  /// - Throws: ``SharedStoreError/schemaTooNew(found:supported:)`` or
+  ///   ``SharedStoreError/migrationFailed(version:reason:)``.
+  public func run() async throws {
+    let listener = SharedListener(database: database)
+    try await cancelWhenGracefulShutdown {
+      try await listener.run()
+    }
+  }
+
+  /// The one live value of `key`, starting from its latest version on the server (or `defaultValue` at
+  /// version 0).
+  ///
+  /// Asking again with the same `Value` type returns the same object while it is alive.
+  ///
+  /// ```swift
+  /// let limits = try await store.liveData("rate-limits", default: RateLimits())
+  /// ```
+  /// - Parameters:
+  ///   - key: Any non-empty string up to 1 MiB of UTF-8, without NUL characters.
+  ///   - defaultValue: The value while nothing was written.
+  /// - Returns: The live value.
+  /// - Throws: ``PersistentLiveDataError/typeMismatch(key:existing:requested:)``,
+  ///   ``PersistentLiveDataError/invalidKey(key:reason:)``, ``PersistentLiveDataError/undecodable(key:version:reason:)``
+  ///   under ``DecodeFailurePolicy/throwError``, or ``SharedStoreError``.
+  public func liveData<Value: Codable & Sendable>(_ key: String, default defaultValue: Value) async throws
+    -> SharedLiveData<Value>
+  {
+    try Self.validate(key: key)
+    let registry = database.registry
+    if let existing = try registry.instance(of: SharedLiveData<Value>.self, for: key, valueType: Value.self) {
+      return existing
+    }
+    let decoding = StoredValueDecoding<Value>(
+      key: key, policy: database.options.onUndecodable, logger: database.options.logger)
+    // A notification that arrives before the instance is registered is not lost: it is read again below.
+    let noticed = database.changeSignal.generation
+    let latest = try await database.latestRow(key: key)
+    var history: [StoredRow] = []
+    if let latest, database.options.onUndecodable == .lastDecodable, (try? decoding.decode(latest)) == nil {
+      history = try await database.history(key: key, limit: nil)
+    }
+    let (value, version) = try decoding.restore(latest: latest, default: defaultValue) { history }
+    let created = SharedLiveData(value: value, version: version, database: database, decoding: decoding)
+    database.remember(key: key, hash: created.keyHash)
+    let live = try registry.register(created, valueType: Value.self)
+    if live === created, database.changeSignal.generation != noticed,
+      let newer = try await database.latestRow(key: key)
+    {
+      live.receive(newer, onMainActor: false).notifyObservers()
+    }
+    return live
+  }
+
+  /// Every key written on the server, by any replica, sorted.
+  ///
+  /// ```swift
+  /// for key in try await store.keys() { print(key) }
+  /// ```
+  /// - Throws: ``SharedStoreError``.
+  public func keys() async throws -> [String] {
+    try await database.keys()
+  }
+
+  /// Writes several values in one transaction: all of them commit, or none.
+  ///
+  /// `body` runs first, without anything held on the server, and stages writes on the transaction; then
+  /// they are committed together, memory moves and observers hear of each (other replicas too). A body
+  /// that throws writes nothing.
+  ///
+  /// ```swift
+  /// try await store.transaction { transaction in
+  ///   try transaction.set(limits, to: RateLimits(perMinute: 600))
+  ///   try transaction.set(flags, to: FeatureFlags(throttling: true))
+  /// }
+  /// ```
+  /// - Parameters:
+  ///   - isolation: The caller's isolation, filled in by the compiler.
+  ///   - body: Stages writes with ``SharedTransaction/set(_:to:)``.
+  /// - Throws: What `body` throws, ``SharedStoreError/foreignValue(key:)`` for a value of another store,
+  ///   or as ``SharedLiveData/set(_:isolation:)``; nothing has changed then.
+  public func transaction(
+    isolation: isolated (any Actor)? = #isolation, _ body: (SharedTransaction) throws -> Void
+  ) async throws {
+    let transaction = SharedTransaction(database: database)
+    try body(transaction)
+    let staged = transaction.staged
+    guard !staged.isEmpty else { return }
+    // Every transaction locks heads rows in one order, so two of them never wait for each other.
+    let ordered = staged.enumerated().sorted {
+      ($0.element.write.keyHash, $0.offset) < ($1.element.write.keyHash, $1.offset)
+    }.map(\.element)
+    guard let committed = try await database.commit(ordered.map(\.write), operation: "transaction") else { return }
+    let onMainActor = isolation === MainActor.shared
+    var effect = CommitEffect.none
+    for (write, version) in zip(ordered, committed) {
+      effect.merge(write.apply(version.version, onMainActor))
+    }
+    effect.notifyObservers()
+    database.changeSignal.signal()
+  }
+
+  // MARK: Internals
+
+  static func validate(key: String) throws {
+    try PersistentStore.validate(key: key)
+    if key.utf8.contains(0) {
+      throw PersistentLiveDataError.invalidKey(
+        key: key, reason: "a key of a shared store cannot contain a NUL character (PostgreSQL text cannot)")
+    }
+  }
+}
+
+/// The writes a ``PostgresStore/transaction(isolation:_:)`` commits together.
+///
+/// ```swift
+/// try await store.transaction { transaction in
+///   try transaction.set(flags, to: FeatureFlags(throttling: true))
+/// }
+/// ```
+public final class SharedTransaction {
+  struct Staged {
+    let write: SharedWrite
+    let apply: (Int64, Bool) -> CommitEffect
+  }
+
+  private let database: SharedDatabase
+  private(set) var staged: [Staged] = []
+
+  init(database: SharedDatabase) {
+    self.database = database
+  }
+
+  /// Stages `value` as the next version of `data`'s key; it is written when the transaction commits.
+  ///
+  /// ```swift
+  /// try transaction.set(limits, to: RateLimits(perMinute: 600))
+  /// ```
+  /// - Parameters:
+  ///   - data: A live value of the same store.
+  ///   - value: The value to write.
+  /// - Throws: ``SharedStoreError/foreignValue(key:)`` or
+  ///   ``PersistentLiveDataError/encodingFailed(key:reason:)``.
+  public func set<Value>(_ data: SharedLiveData<Value>, to value: Value) throws {
+    guard data.database === database else { throw SharedStoreError.foreignValue(key: data.key) }
+    let payload = String(decoding: try ValueCodec.encode(value, key: data.key), as: UTF8.self)
+    staged.append(
+      Staged(write: data.write(payload)) { version, onMainActor in
+        data.advance(to: value, version: version, onMainActor: onMainActor)
+      })
+  }
+}

@@ -1,0 +1,265 @@
+import Foundation
+import Logging
+import PersistentLiveData
+import PostgresNIO
+
+/// One write of a shared store: a key's next version, encoded, not yet committed.
+struct SharedWrite: Sendable {
+  let key: String
+  let keyHash: String
+  let payload: String
+  let schemaVersion: Int
+  /// For an optimistic write (``SharedLiveData/update(isolation:_:)``): the version it was computed
+  /// from. Nil writes unconditionally.
+  var expectedVersion: Int64?
+}
+
+/// The version a write committed as, and when.
+struct CommittedVersion: Sendable {
+  let version: Int64
+  let writtenAtMilliseconds: Int64
+}
+
+/// What a shared store does on its server: the statements, each bounded by the operation timeout, and
+/// the state every replica keeps in memory (its live values, the signal for `changes(since:)`).
+///
+/// Every write is one statement — heads upsert, value insert, retention and `pg_notify` — so a single
+/// `set` is one round trip and one transaction; a multi-key transaction sends the same statements between
+/// `BEGIN` and `COMMIT`. Nothing here runs user code.
+///
+/// ```swift
+/// let committed = try await database.commit([write], operation: "set")
+/// ```
+final class SharedDatabase: Sendable {
+  let client: PostgresClient
+  let options: PostgresStoreOptions
+  let registry = LiveInstanceRegistry()
+  let changeSignal = ChangeSignal()
+  /// The hash of every key that had a live value, to find the key of a notification that carried only
+  /// the hash (a key too long for the payload).
+  private let keysByHash = Locked<[String: String]>([:])
+  private let schemaTask = Locked<Task<Void, any Error>?>(nil)
+
+  /// The channel every write notifies.
+  static let channel = "pld_changes"
+  /// Keys longer than this (UTF-8 bytes) are notified by their hash: a payload must stay under 8,000.
+  static let longestNotifiedKey = 7_900
+
+  init(client: PostgresClient, options: PostgresStoreOptions) {
+    self.client = client
+    self.options = options
+  }
+
+  var logger: Logger { options.logger ?? SharedSchema.quiet }
+
+  // MARK: Schema
+
+  /// Applies the migrations once per store (again after a failure).
+  func ensureSchema() async throws {
+    let task = schemaTask.withLock { task -> Task<Void, any Error> in
+      if let task { return task }
+      let created = Task { [client, options] in
+        try await SharedSchema.apply(client: client, logger: options.logger)
+      }
+      task = created
+      return created
+    }
+    do {
+      try await bounded("prepare the schema") { try await task.value }
+    } catch {
+      schemaTask.withLock { if $0 == task { $0 = nil } }
+      throw error
+    }
+  }
+
+  // MARK: Keys
+
+  func remember(key: String, hash: String) {
+    keysByHash.withLock { $0[hash] = key }
+  }
+
+  func key(forHash hash: String) -> String? {
+    keysByHash.withLock { $0[hash] }
+  }
+
+  // MARK: Writes
+
+  /// Commits `writes` in one transaction, in the order given; returns each one's version, or nil for an
+  /// optimistic write whose expected version was no longer the latest (nothing is committed then).
+  func commit(_ writes: [SharedWrite], operation: String) async throws -> [CommittedVersion]? {
+    try await ensureSchema()
+    let retention = options.retention
+    return try await bounded(operation) { [client] in
+      if writes.count == 1 {
+        return try await Self.run(writes[0], retention: retention, on: client).map { [$0] }
+      }
+      return try await client.withConnection { connection in
+        try await connection.query("BEGIN", logger: SharedSchema.quiet)
+        do {
+          var committed: [CommittedVersion] = []
+          for write in writes {
+            guard let version = try await Self.run(write, retention: retention, on: connection) else {
+              try await connection.query("ROLLBACK", logger: SharedSchema.quiet)
+              return nil
+            }
+            committed.append(version)
+          }
+          try await connection.query("COMMIT", logger: SharedSchema.quiet)
+          return committed
+        } catch {
+          _ = try? await connection.query("ROLLBACK", logger: SharedSchema.quiet)
+          throw error
+        }
+      }
+    }
+  }
+
+  private static func run(
+    _ write: SharedWrite, retention: HistoryRetention, on runner: some SharedQueryRunner
+  ) async throws -> CommittedVersion? {
+    let rows = try await runner.run(SharedStatements.write(write, retention: retention))
+    for try await (version, milliseconds) in rows.decode((Int64, Int64).self) {
+      return CommittedVersion(version: version, writtenAtMilliseconds: milliseconds)
+    }
+    return nil
+  }
+
+  // MARK: Reads
+
+  /// The newest row of `key`; nil if it was never written.
+  func latestRow(key: String) async throws -> StoredRow? {
+    try await rows(SharedStatements.latest(keyHash: KeyHash.of(key)), key: key, operation: "read").first
+  }
+
+  /// The row of `key` at `version`; nil if it was never written or was pruned.
+  func row(key: String, version: Int64) async throws -> StoredRow? {
+    try await rows(
+      SharedStatements.row(keyHash: KeyHash.of(key), version: version), key: key, operation: "value(at:)"
+    ).first
+  }
+
+  /// At most `limit` rows of `key` after `version`, oldest first.
+  func rows(key: String, after version: Int64, limit: Int) async throws -> [StoredRow] {
+    try await rows(
+      SharedStatements.rows(keyHash: KeyHash.of(key), after: version, limit: limit), key: key,
+      operation: "changes(since:)")
+  }
+
+  /// The kept rows of `key`, newest first.
+  func history(key: String, limit: Int?) async throws -> [StoredRow] {
+    try await rows(SharedStatements.history(keyHash: KeyHash.of(key), limit: limit), key: key, operation: "history")
+  }
+
+  /// Every key ever written, sorted.
+  func keys() async throws -> [String] {
+    try await ensureSchema()
+    return try await bounded("keys") { [client] in
+      var keys: [String] = []
+      for try await key in try await client.query("SELECT key FROM pld_heads ORDER BY key").decode(String.self) {
+        keys.append(key)
+      }
+      return keys
+    }
+  }
+
+  /// The latest version on the server of each of the given key hashes that was ever written.
+  func heads(of hashes: [String]) async throws -> [String: Int64] {
+    try await bounded("catch up") { [client] in
+      var heads: [String: Int64] = [:]
+      let rows = try await client.query(
+        "SELECT key_hash, version FROM pld_heads WHERE key_hash = ANY(\(hashes))", logger: SharedSchema.quiet)
+      for try await (hash, version) in rows.decode((String, Int64).self) { heads[hash] = version }
+      return heads
+    }
+  }
+
+  private func rows(_ query: PostgresQuery, key: String, operation: String) async throws -> [StoredRow] {
+    try await ensureSchema()
+    return try await bounded(operation) { [client] in
+      var rows: [StoredRow] = []
+      let sequence = try await client.query(query, logger: SharedSchema.quiet)
+      for try await (version, payload, schemaVersion, milliseconds) in sequence.decode((Int64, String, Int, Int64).self)
+      {
+        rows.append(
+          StoredRow(
+            key: key, version: version, writtenAtMilliseconds: milliseconds, payload: Data(payload.utf8),
+            schemaVersion: schemaVersion))
+      }
+      return rows
+    }
+  }
+
+  /// Runs `read` until it succeeds or fails for another reason than an unavailable server (waiting
+  /// between attempts as a reconnect does); nil when the calling task is cancelled.
+  func retryingWhileUnavailable<Result: Sendable>(
+    _ read: @Sendable () async throws -> Result
+  ) async throws -> Result? {
+    var delay = options.reconnectDelay.lowerBound
+    while !Task.isCancelled {
+      do {
+        return try await read()
+      } catch SharedStoreError.serverUnavailable, SharedStoreError.timedOut {
+        try? await Task.sleep(for: delay)
+        delay = min(delay * 2, options.reconnectDelay.upperBound)
+      } catch is CancellationError {
+        return nil
+      }
+    }
+    return nil
+  }
+
+  // MARK: Errors
+
+  /// Runs a call to the server under the operation timeout, turning driver errors into
+  /// ``SharedStoreError``.
+  func bounded<Result: Sendable>(
+    _ operation: String, _ body: @escaping @Sendable () async throws -> Result
+  ) async throws -> Result {
+    do {
+      return try await withDeadline(options.operationTimeout, operation: operation, body)
+    } catch {
+      throw Self.translate(error, operation: operation)
+    }
+  }
+
+  static func translate(_ error: any Error, operation: String) -> any Error {
+    guard let error = error as? PSQLError else { return error }
+    if error.code == .server, let state = error.serverInfo?[.sqlState] {
+      let message = error.serverInfo?[.message] ?? "no message"
+      // 08: connection exceptions; 57P01–57P03: the server is shutting down or starting up.
+      if state.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(state) {
+        return SharedStoreError.serverUnavailable(operation: operation, reason: "\(state): \(message)")
+      }
+      return SharedStoreError.server(operation: operation, code: state, message: message)
+    }
+    return SharedStoreError.serverUnavailable(operation: operation, reason: describe(error))
+  }
+
+  /// A short description of a driver error: its code and, from the server, its message.
+  static func describe(_ error: any Error) -> String {
+    guard let error = error as? PSQLError else { return "\(error)" }
+    if let message = error.serverInfo?[.message] {
+      return "\(error.serverInfo?[.sqlState] ?? "?"): \(message)"
+    }
+    if let underlying = error.underlying { return "\(error.code): \(underlying)" }
+    return "\(error.code)"
+  }
+}
+
+/// Something a statement can run on: the client (one pooled connection, autocommit) or the connection
+/// of an open transaction.
+protocol SharedQueryRunner {
+  func run(_ query: PostgresQuery) async throws -> PostgresRowSequence
+}
+
+extension PostgresClient: SharedQueryRunner {
+  func run(_ query: PostgresQuery) async throws -> PostgresRowSequence {
+    try await self.query(query, logger: SharedSchema.quiet)
+  }
+}
+
+extension PostgresConnection: SharedQueryRunner {
+  func run(_ query: PostgresQuery) async throws -> PostgresRowSequence {
+    try await self.query(query, logger: SharedSchema.quiet)
+  }
+}

@@ -1,0 +1,122 @@
+import Logging
+import PersistentLiveData
+import PostgresNIO
+
+/// What ``PostgresStore/run()`` does: hears other replicas' writes and keeps every live value current.
+///
+/// Notifications are not durable: one sent while this replica was disconnected is lost. So after every
+/// (re)connect it listens first, then catches up by version for every live key, then consumes — a write
+/// committed in between arrives twice at most, and a version already in memory is ignored. A timer
+/// catches up as well (``PostgresStoreOptions/catchUpInterval``), for a connection that died without a
+/// word. A notification says `VERSION k KEY` or `VERSION h HASH`; the row itself is read only when the
+/// version is newer than memory.
+///
+/// ```swift
+/// try await SharedListener(database: database).run()   // until cancelled
+/// ```
+struct SharedListener: Sendable {
+  let database: SharedDatabase
+
+  func run() async throws {
+    try await prepareSchema()
+    await withTaskGroup(of: Void.self) { group in
+      group.addTask { await listen() }
+      group.addTask { await catchUpPeriodically() }
+      await group.next()
+      group.cancelAll()
+    }
+  }
+
+  /// Applies the schema, waiting for a server that is not there yet.
+  private func prepareSchema() async throws {
+    var delay = database.options.reconnectDelay.lowerBound
+    while true {
+      do {
+        try await database.ensureSchema()
+        return
+      } catch SharedStoreError.serverUnavailable, SharedStoreError.timedOut {
+        try Task.checkCancellation()
+        database.logger.info("Waiting for the PostgreSQL server to prepare the schema")
+        try await Task.sleep(for: delay)
+        delay = min(delay * 2, database.options.reconnectDelay.upperBound)
+      }
+    }
+  }
+
+  private func listen() async {
+    let delays = database.options.reconnectDelay
+    var delay = delays.lowerBound
+    var attempt = 0
+    while !Task.isCancelled {
+      do {
+        try await database.client.withConnection { connection in
+          try await connection.listen(on: SharedDatabase.channel) { notifications in
+            try await catchUp()
+            if attempt > 0 { database.logger.info("Listening again; caught up", metadata: ["attempts": "\(attempt)"]) }
+            attempt = 0
+            delay = delays.lowerBound
+            for try await notification in notifications {
+              await receive(notification.payload)
+            }
+          }
+        }
+      } catch {
+        if Task.isCancelled { return }
+        attempt += 1
+        if attempt == 1 {
+          database.logger.warning(
+            "Lost the connection that listens for other replicas' writes; reconnecting",
+            metadata: ["error": "\(SharedDatabase.describe(error))"])
+        }
+        try? await Task.sleep(for: delay)
+        delay = min(delay * 2, delays.upperBound)
+      }
+    }
+  }
+
+  private func catchUpPeriodically() async {
+    while !Task.isCancelled {
+      try? await Task.sleep(for: database.options.catchUpInterval)
+      if Task.isCancelled { return }
+      do {
+        try await catchUp()
+      } catch {
+        database.logger.debug("Catch-up failed", metadata: ["error": "\(SharedDatabase.describe(error))"])
+      }
+    }
+  }
+
+  /// Compares every live key's version with the server's and reads those that are behind.
+  func catchUp() async throws {
+    let live = database.registry.liveInstances
+    database.changeSignal.signal()
+    guard !live.isEmpty else { return }
+    let byHash = Dictionary(live.map { (KeyHash.of($0.key), $0) }, uniquingKeysWith: { first, _ in first })
+    let heads = try await database.heads(of: Array(byHash.keys))
+    for (hash, version) in heads {
+      guard let instance = byHash[hash], version > instance.version else { continue }
+      try await bringUp(instance)
+    }
+  }
+
+  /// Handles one notification: `VERSION k KEY` or `VERSION h HASH`.
+  private func receive(_ payload: String) async {
+    database.changeSignal.signal()
+    let parts = payload.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+    guard parts.count == 3, let version = Int64(parts[0]) else { return }
+    let named = String(parts[2])
+    let key = parts[1] == "h" ? database.key(forHash: named) : named
+    guard let key, let instance = database.registry.instance(for: key), version > instance.version else { return }
+    do {
+      try await bringUp(instance)
+    } catch {
+      // The periodic catch-up reads it again.
+      database.logger.debug("Reading a notified version failed", metadata: ["error": "\(error)"])
+    }
+  }
+
+  private func bringUp(_ instance: any StoredLiveValue) async throws {
+    guard let row = try await database.latestRow(key: instance.key) else { return }
+    instance.receive(row, onMainActor: false).notifyObservers()
+  }
+}

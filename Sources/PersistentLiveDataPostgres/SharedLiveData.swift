@@ -1,0 +1,210 @@
+import Foundation
+import Logging
+public import PersistentLiveData
+
+// Unchecked because LiveData is (an open class cannot be checked): every property this class adds is an
+// immutable `let` of a Sendable type, and the value itself is LiveData's lock-guarded storage.
+/// A ``LiveData`` whose versions are kept on a PostgreSQL server that several replicas share.
+///
+/// Get one from ``PostgresStore/liveData(_:default:)``. Its rules are those of an SQLite store's
+/// `PersistentLiveData`, across machines: versions of a key are 1, 2, 3 … with no gap whichever replica
+/// writes; ``set(_:isolation:)`` returns after the commit, then memory changes and observers hear of it;
+/// other replicas' writes arrive while ``PostgresStore/run()`` runs, coalesced for observers, every one of
+/// them through ``changes(since:)``.
+///
+/// ```swift
+/// let flags = try await store.liveData("feature-flags", default: FeatureFlags())
+/// flags.observeForever { apply($0) }
+/// try await flags.update { $0.newCheckout = true }   // atomic across replicas
+/// ```
+public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @unchecked Sendable {
+  // Unchecked because LiveData is (an open class cannot be checked): every property this class adds is
+  // an immutable `let` of a Sendable type, and the value itself is LiveData's lock-guarded storage.
+
+  /// The key the value is stored under.
+  ///
+  /// ```swift
+  /// let limits = try await store.liveData("rate-limits", default: [String: Int]())
+  /// limits.key   // "rate-limits"
+  /// ```
+  public let key: String
+  let keyHash: String
+  let database: SharedDatabase
+  let decoding: StoredValueDecoding<Value>
+
+  init(value: Value, version: Int64, database: SharedDatabase, decoding: StoredValueDecoding<Value>) {
+    key = decoding.key
+    keyHash = KeyHash.of(decoding.key)
+    self.database = database
+    self.decoding = decoding
+    super.init(value: value, version: version)
+  }
+
+  /// Writes `newValue` as the key's next version on the server.
+  ///
+  /// Returns after the commit; by then ``LiveData/value`` and ``LiveData/version`` have changed and
+  /// observers were called (on the main actor) or scheduled (elsewhere). Other replicas hear of it through
+  /// the notification sent with the commit.
+  ///
+  /// ```swift
+  /// try await flags.set(FeatureFlags(newCheckout: true))
+  /// ```
+  /// - Parameters:
+  ///   - newValue: The value to store.
+  ///   - isolation: The caller's isolation, filled in by the compiler.
+  /// - Throws: ``SharedStoreError`` (server unavailable, timed out, refused) or
+  ///   ``PersistentLiveDataError/encodingFailed(key:reason:)``; memory has not changed then.
+  public func set(_ newValue: Value, isolation: isolated (any Actor)? = #isolation) async throws {
+    let payload = try encode(newValue)
+    let committed = try await database.commit([write(payload)], operation: "set")
+    guard let version = committed?.first?.version else { return }
+    apply(newValue, version: version, onMainActor: isolation === MainActor.shared)
+  }
+
+  /// Reads, transforms and writes the value as the next version — atomically across replicas.
+  ///
+  /// The transform runs without anything held on the server, on the latest value this replica knows. The
+  /// write commits only if no other write came in between; otherwise the newest value is read and the
+  /// transform runs again. So no update is lost, and the transform must not have side effects.
+  ///
+  /// ```swift
+  /// let visits = try await store.liveData("visits", default: 0)
+  /// try await visits.update { $0 += 1 }
+  /// ```
+  /// - Parameters:
+  ///   - isolation: The caller's isolation, filled in by the compiler.
+  ///   - transform: Mutates the value in place.
+  /// - Returns: The value written.
+  /// - Throws: What `transform` throws, ``SharedStoreError``, or ``PersistentLiveDataError``; nothing has
+  ///   changed then.
+  @discardableResult
+  public func update(
+    isolation: isolated (any Actor)? = #isolation, _ transform: @escaping @Sendable (inout Value) throws -> Void
+  ) async throws -> Value {
+    let onMainActor = isolation === MainActor.shared
+    while true {
+      let base = snapshot
+      var candidate = base.value
+      try transform(&candidate)
+      var write = write(try encode(candidate))
+      write.expectedVersion = base.version
+      if let version = try await database.commit([write], operation: "update")?.first?.version {
+        apply(candidate, version: version, onMainActor: onMainActor)
+        return candidate
+      }
+      // Another write came first: continue from the newest version (as the decode policy allows).
+      guard let row = try await database.latestRow(key: key) else { continue }
+      let newest = try decoding.reload(row, current: value)
+      advance(to: newest, version: row.version, onMainActor: onMainActor).notifyObservers()
+    }
+  }
+
+  /// The versions of this key still kept on the server that decode, newest first.
+  ///
+  /// ```swift
+  /// for entry in try await flags.history(limit: 5) { print(entry.version, entry.value) }
+  /// ```
+  /// - Parameter limit: The most versions to read, newest first; nil for all that are kept.
+  /// - Returns: The versions that decode (one that does not is left out and logged), newest first.
+  /// - Throws: ``SharedStoreError``.
+  public func history(limit: Int? = nil) async throws -> [Versioned<Value>] {
+    try await database.history(key: key, limit: limit).compactMap { row in
+      do {
+        return Versioned(version: row.version, value: try decoding.decode(row), writtenAt: row.writtenAt)
+      } catch {
+        database.logger.warning(
+          "history() leaves out a version that does not decode",
+          metadata: ["key": "\(key.debugDescription)", "version": "\(row.version)", "error": "\(error)"])
+        return nil
+      }
+    }
+  }
+
+  /// The value stored as `version`.
+  ///
+  /// ```swift
+  /// let before = try await flags.value(at: flags.version - 1)
+  /// ```
+  /// - Parameter version: A version number.
+  /// - Returns: The value, or nil if that version was never written or has been pruned.
+  /// - Throws: ``PersistentLiveDataError/undecodable(key:version:reason:)`` when it does not decode, or
+  ///   ``SharedStoreError``.
+  public func value(at version: Int64) async throws -> Value? {
+    guard let row = try await database.row(key: key, version: version) else { return nil }
+    return try decoding.decode(row)
+  }
+
+  /// Writes a new version holding the content of an earlier one; history is never rewritten.
+  ///
+  /// ```swift
+  /// try await flags.rollback(to: 3)   // version N+1 holds what version 3 held
+  /// ```
+  /// - Parameters:
+  ///   - version: A kept version of this key.
+  ///   - isolation: The caller's isolation, filled in by the compiler.
+  /// - Throws: ``PersistentLiveDataError/unknownVersion(key:version:)`` if it was never written or was
+  ///   pruned, ``PersistentLiveDataError/undecodable(key:version:reason:)`` if it does not decode, or as
+  ///   ``set(_:isolation:)``; nothing has changed then.
+  public func rollback(to version: Int64, isolation: isolated (any Actor)? = #isolation) async throws {
+    guard let row = try await database.row(key: key, version: version) else {
+      throw PersistentLiveDataError.unknownVersion(key: key, version: version)
+    }
+    let restored = try decoding.decode(row)
+    let payload =
+      row.schemaVersion == decoding.schemaVersion ? String(decoding: row.payload, as: UTF8.self) : try encode(restored)
+    let committed = try await database.commit([write(payload)], operation: "rollback")
+    guard let newVersion = committed?.first?.version else { return }
+    apply(restored, version: newVersion, onMainActor: isolation === MainActor.shared)
+  }
+
+  /// Every version after `version`, oldest first, from any replica, each exactly once and with no gap.
+  ///
+  /// First those already stored, then each one committed later — by this replica, or by another while
+  /// ``PostgresStore/run()`` runs. A read that fails because the server is unavailable is retried until
+  /// it is back, so a server restart loses nothing. Ends when the consuming task is cancelled.
+  ///
+  /// ```swift
+  /// for try await change in flags.changes(since: lastAudited) {
+  ///   try await audit.record(change.version, change.value)
+  /// }
+  /// ```
+  /// It throws ``PersistentLiveDataError/changesPruned(key:since:oldestKept:)`` when versions it still
+  /// had to deliver were pruned by retention, and
+  /// ``PersistentLiveDataError/undecodable(key:version:reason:)`` for a version this type cannot decode.
+  ///
+  /// - Parameter version: The last version already handled; 0 replays every version still kept.
+  /// - Returns: The versions after `version`, in order, without end.
+  public func changes(since version: Int64) -> AsyncThrowingStream<Versioned<Value>, any Error> {
+    let database = database
+    let key = key
+    let reader = ChangeReader(decoding: decoding, after: version, signal: database.changeSignal) {
+      after, limit in
+      try await database.retryingWhileUnavailable { try await database.rows(key: key, after: after, limit: limit) }
+    }
+    return AsyncThrowingStream(unfolding: { try await reader.next() })
+  }
+
+  // MARK: Internals
+
+  private func encode(_ value: Value) throws -> String {
+    String(decoding: try ValueCodec.encode(value, key: key), as: UTF8.self)
+  }
+
+  func write(_ payload: String) -> SharedWrite {
+    SharedWrite(key: key, keyHash: keyHash, payload: payload, schemaVersion: decoding.schemaVersion)
+  }
+
+  /// Moves memory to a version this replica committed, notifies, and wakes `changes(since:)` readers.
+  func apply(_ newValue: Value, version: Int64, onMainActor: Bool) {
+    advance(to: newValue, version: version, onMainActor: onMainActor).notifyObservers()
+    database.changeSignal.signal()
+  }
+}
+
+extension SharedLiveData: StoredLiveValue {
+  /// Moves to a row another replica committed, if it is newer and decodes.
+  package func receive(_ row: StoredRow, onMainActor: Bool) -> CommitEffect {
+    guard row.version > version, let value = decoding.received(row) else { return .none }
+    return advance(to: value, version: row.version, onMainActor: onMainActor)
+  }
+}

@@ -1,0 +1,95 @@
+import PersistentLiveData
+import PostgresNIO
+
+/// The SQL of a shared store, in one place.
+///
+/// A write is a single statement whose parts run as one transaction: the heads row of the key gets the
+/// next version (writers of a key queue on that row, so versions are gap-free and commit in order), the
+/// value row is inserted with it, retention deletes what falls out of the kept window, and `pg_notify`
+/// tells every replica `VERSION k KEY` (or `VERSION h HASH` for a key too long for a notification) —
+/// delivered when the transaction commits, never for one rolled back.
+///
+/// ```swift
+/// let rows = try await client.query(SharedStatements.write(write, retention: .last(10)))
+/// ```
+enum SharedStatements {
+  /// Milliseconds since 1970 of `written_at`.
+  private static let milliseconds = "(extract(epoch FROM written_at) * 1000)::bigint"
+
+  static func write(_ write: SharedWrite, retention: HistoryRetention) -> PostgresQuery {
+    // $1 key hash, $2 key, $3 payload, $4 schema version, $5 notification tail, $6 expected version or
+    // versions kept.
+    let notified =
+      write.key.utf8.count <= SharedDatabase.longestNotifiedKey ? " k \(write.key)" : " h \(write.keyHash)"
+    var binds = PostgresBindings(capacity: 6)
+    binds.append(write.keyHash)
+    binds.append(write.key)
+    binds.append(write.payload)
+    binds.append(Int64(write.schemaVersion))
+    binds.append(notified)
+    let head: String
+    switch write.expectedVersion {
+    case nil:
+      head = """
+        INSERT INTO pld_heads AS h (key_hash, key, version) VALUES ($1, $2, 1)
+        ON CONFLICT (key_hash) DO UPDATE SET version = h.version + 1 RETURNING h.version
+        """
+    case 0?:
+      head = "INSERT INTO pld_heads (key_hash, key, version) VALUES ($1, $2, 1) ON CONFLICT DO NOTHING RETURNING version"
+    case let expected?:
+      binds.append(expected)
+      head = "UPDATE pld_heads SET version = version + 1 WHERE key_hash = $1 AND version = $6 RETURNING version"
+    }
+    var pruning = ""
+    if case .last(let kept) = retention {
+      binds.append(Int64(max(1, kept)))
+      let placeholder = binds.count
+      pruning = """
+        , pruned AS (
+          DELETE FROM pld_values WHERE key_hash = $1 AND version <= (SELECT version FROM inserted) - $\(placeholder)
+        )
+        """
+    }
+    let sql = """
+      WITH head AS (
+        \(head)
+      ), inserted AS (
+        INSERT INTO pld_values (key_hash, version, payload, schema_version)
+        SELECT $1, version, $3, $4 FROM head
+        RETURNING version, written_at
+      ), notified AS (
+        SELECT pg_notify('\(SharedDatabase.channel)', version::text || $5) FROM inserted
+      )\(pruning)
+      SELECT inserted.version, (extract(epoch FROM inserted.written_at) * 1000)::bigint FROM inserted, notified
+      """
+    return PostgresQuery(unsafeSQL: sql, binds: binds)
+  }
+
+  static func latest(keyHash: String) -> PostgresQuery {
+    """
+    SELECT version, payload, schema_version, \(unescaped: milliseconds) FROM pld_values
+    WHERE key_hash = \(keyHash) ORDER BY version DESC LIMIT 1
+    """
+  }
+
+  static func row(keyHash: String, version: Int64) -> PostgresQuery {
+    """
+    SELECT version, payload, schema_version, \(unescaped: milliseconds) FROM pld_values
+    WHERE key_hash = \(keyHash) AND version = \(version)
+    """
+  }
+
+  static func rows(keyHash: String, after version: Int64, limit: Int) -> PostgresQuery {
+    """
+    SELECT version, payload, schema_version, \(unescaped: milliseconds) FROM pld_values
+    WHERE key_hash = \(keyHash) AND version > \(version) ORDER BY version LIMIT \(Int64(limit))
+    """
+  }
+
+  static func history(keyHash: String, limit: Int?) -> PostgresQuery {
+    """
+    SELECT version, payload, schema_version, \(unescaped: milliseconds) FROM pld_values
+    WHERE key_hash = \(keyHash) ORDER BY version DESC LIMIT \(limit.map { Int64(max(0, $0)) })
+    """
+  }
+}

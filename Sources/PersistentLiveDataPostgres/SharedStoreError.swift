@@ -1,0 +1,59 @@
+public import Foundation
+
+/// What can go wrong between a shared store and its PostgreSQL server.
+///
+/// Errors about values and keys — a value that does not decode, a key asked for with two types, an unknown
+/// version — are the same ``PersistentLiveDataError`` cases as for an SQLite store. These are the ones only
+/// a server can cause. Each says what happened and what to do; none leaves memory changed.
+///
+/// ```swift
+/// do {
+///   try await flags.set(newFlags)
+/// } catch let error as SharedStoreError {
+///   logger.error("\(error)")   // the server is down, timed out, refused…
+/// }
+/// ```
+public enum SharedStoreError: Error, CustomStringConvertible, LocalizedError, Sendable {
+  /// The server could not be reached, or the connection dropped before the answer came. Nothing was
+  /// written unless the error says the outcome is unknown; retry once the server is back.
+  case serverUnavailable(operation: String, reason: String)
+  /// The call did not finish within ``PostgresStoreOptions/operationTimeout``. A write may or may not
+  /// have been committed: the store catches up with whatever the server holds.
+  case timedOut(operation: String, after: Duration)
+  /// The server refused the statement (SQLSTATE `code`).
+  case server(operation: String, code: String, message: String)
+  /// The database holds tables of a newer version of this library than this one knows.
+  case schemaTooNew(found: Int, supported: Int)
+  /// A schema migration failed; the transaction that applied it was rolled back.
+  case migrationFailed(version: Int, reason: String)
+  /// A write was given to ``PostgresStore/transaction(_:)`` for a value of another store.
+  case foreignValue(key: String)
+
+  public var description: String {
+    switch self {
+    case .serverUnavailable(let operation, let reason):
+      "\(operation): the PostgreSQL server is unavailable (\(reason)); nothing changed in memory — "
+        + "retry once it is reachable"
+    case .timedOut(let operation, let after):
+      "\(operation) did not finish within \(after) (PostgresStoreOptions.operationTimeout); a write may or "
+        + "may not have been committed — the store catches up with the server, read the value again"
+    case .server(let operation, let code, let message):
+      "\(operation): the PostgreSQL server refused it (SQLSTATE \(code)): \(message)"
+    case .schemaTooNew(let found, let supported):
+      "the database holds shared-store schema version \(found), newer than the \(supported) this version "
+        + "of PersistentLiveDataPostgres knows; upgrade the library"
+    case .migrationFailed(let version, let reason):
+      "applying shared-store schema version \(version) failed and was rolled back: \(reason)"
+    case .foreignValue(let key):
+      "the value of key \(key.debugDescription) belongs to another PostgresStore; write it in a transaction "
+        + "of its own store"
+    }
+  }
+
+  /// The same sentence as ``description``.
+  ///
+  /// ```swift
+  /// do { try await flags.set(newFlags) } catch { show(error.localizedDescription) }
+  /// ```
+  public var errorDescription: String? { description }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Logging
+import PersistentLiveData
+import PersistentLiveDataPostgres
+import PersistentLiveDataPostgresTesting
+import PostgresNIO
+import Testing
+
+/// Whether the shared-store suites run: a local PostgreSQL installation or `PLD_POSTGRES_URL`.
+let postgresAvailable = PostgresTestServer.unavailableReason == nil
+
+/// A fresh database on a test server, and replicas of a service on it: each replica is its own
+/// `PostgresClient` and `PostgresStore`, both running until ``Replica/shutDown()``.
+///
+/// ```swift
+/// let fixture = try SharedFixture()
+/// let a = fixture.replica(), b = fixture.replica()
+/// defer { a.shutDown(); b.shutDown() }
+/// ```
+struct SharedFixture: Sendable {
+  let server: PostgresTestServer
+  let configuration: PostgresClient.Configuration
+
+  /// A new database on the shared test server, or on `server`.
+  init(server: PostgresTestServer? = nil) throws {
+    self.server = try server ?? PostgresTestServer.shared()
+    configuration = try self.server.makeDatabase()
+  }
+
+  /// The name of this fixture's database.
+  var database: String { configuration.database ?? "" }
+
+  /// A replica: a client and a store on it, both running.
+  func replica(options: PostgresStoreOptions = PostgresStoreOptions()) -> Replica {
+    Replica(configuration: configuration, options: options)
+  }
+
+  /// Runs SQL on this fixture's database with psql.
+  @discardableResult
+  func psql(_ sql: String) throws -> String {
+    try server.psql(sql, database: database).trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+}
+
+/// One replica of a service: its own client and store, running in a task of their own.
+final class Replica: Sendable {
+  let client: PostgresClient
+  let store: PostgresStore
+  private let running: Task<Void, Never>
+  /// What `store.run()` ended with (nil while it runs or when it returned normally).
+  let runOutcome = Outcome()
+
+  init(configuration: PostgresClient.Configuration, options: PostgresStoreOptions) {
+    var configuration = configuration
+    configuration.options.maximumConnections = 8
+    let client = PostgresClient(configuration: configuration)
+    let store = PostgresStore(client: client, options: options)
+    self.client = client
+    self.store = store
+    let outcome = runOutcome
+    running = Task {
+      await withTaskGroup(of: Void.self) { group in
+        group.addTask { await client.run() }
+        group.addTask {
+          do {
+            try await store.run()
+            outcome.set("returned")
+          } catch {
+            outcome.set("threw \(error)")
+          }
+        }
+      }
+    }
+  }
+
+  /// Whether `store.run()` is still running.
+  var isRunning: Bool { runOutcome.value == nil }
+
+  /// Cancels the store and the client and waits for both to end.
+  func shutDown() async {
+    running.cancel()
+    await running.value
+  }
+
+  final class Outcome: Sendable {
+    private let state = Locked<String?>(nil)
+    var value: String? { state.withLock { $0 } }
+    func set(_ text: String) { state.withLock { $0 = text } }
+  }
+}
+
+/// Polls `condition` every 2 ms until it holds or `limit` passes; returns whether it held.
+func eventually(
+  _ limit: Duration = .seconds(10), _ condition: @Sendable () async throws -> Bool
+) async rethrows -> Bool {
+  let deadline = ContinuousClock.now + limit
+  while ContinuousClock.now < deadline {
+    if try await condition() { return true }
+    try? await Task.sleep(for: .milliseconds(2))
+  }
+  return try await condition()
+}
