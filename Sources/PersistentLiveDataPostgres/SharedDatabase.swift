@@ -223,7 +223,20 @@ final class SharedDatabase: Sendable {
   }
 
   static func translate(_ error: any Error, operation: String) -> any Error {
-    guard let error = error as? PSQLError else { return error }
+    switch error {
+    case is SharedStoreError, is PersistentLiveDataError, is CancellationError: return error
+    case let error as PSQLError: return translate(error, operation: operation)
+    default:
+      // The connection pool's errors: shut down, or no connection could be made in time.
+      let text = "\(error)"
+      let reason =
+        text.contains("poolShutdown")
+        ? "its PostgresClient is not running: run it (in a ServiceGroup, say) while the store is used" : text
+      return SharedStoreError.serverUnavailable(operation: operation, reason: reason)
+    }
+  }
+
+  private static func translate(_ error: PSQLError, operation: String) -> any Error {
     if error.code == .server, let state = error.serverInfo?[.sqlState] {
       let message = error.serverInfo?[.message] ?? "no message"
       // 08: connection exceptions; 57P01–57P03: the server is shutting down or starting up.

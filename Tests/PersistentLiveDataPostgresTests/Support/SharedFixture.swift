@@ -31,8 +31,10 @@ struct SharedFixture: Sendable {
   var database: String { configuration.database ?? "" }
 
   /// A replica: a client and a store on it, both running.
-  func replica(options: PostgresStoreOptions = PostgresStoreOptions()) -> Replica {
-    Replica(configuration: configuration, options: options)
+  /// A replica: a client and a store on it, both running — or, with `listening` false, only the client:
+  /// the store then hears of no other replica's writes.
+  func replica(options: PostgresStoreOptions = PostgresStoreOptions(), listening: Bool = true) -> Replica {
+    Replica(configuration: configuration, options: options, listening: listening)
   }
 
   /// Runs SQL on this fixture's database with psql.
@@ -50,7 +52,7 @@ final class Replica: Sendable {
   /// What `store.run()` ended with (nil while it runs or when it returned normally).
   let runOutcome = Outcome()
 
-  init(configuration: PostgresClient.Configuration, options: PostgresStoreOptions) {
+  init(configuration: PostgresClient.Configuration, options: PostgresStoreOptions, listening: Bool) {
     var configuration = configuration
     configuration.options.maximumConnections = 8
     let client = PostgresClient(configuration: configuration)
@@ -61,6 +63,7 @@ final class Replica: Sendable {
     running = Task {
       await withTaskGroup(of: Void.self) { group in
         group.addTask { await client.run() }
+        guard listening else { return }
         group.addTask {
           do {
             try await store.run()
