@@ -152,7 +152,8 @@ let package = Package(
     .testTarget(
       name: "PersistentLiveDataPostgresTests",
       dependencies: [
-        "PersistentLiveData", "PersistentLiveDataPostgres", "PersistentLiveDataPostgresTesting", "PLDTestSupport",
+        "PersistentLiveData", "PersistentLiveDataPostgres", "PersistentLiveDataPostgresTesting",
+        "PLDTestSupport",
         "pld-postgres-child",
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -177,3 +178,18 @@ let package = Package(
     ),
   ]
 )
+
+// PLD_WITHOUT_POSTGRES=1 leaves the PostgreSQL products, their tests and their dependencies out of the
+// build: CI's AddressSanitizer pass covers the SQLite side with it, so that SwiftNIO is built under a
+// sanitizer once per run rather than twice. Users never need it.
+if Context.environment["PLD_WITHOUT_POSTGRES"] == "1" {
+  let postgresTargets: Set = [
+    "PersistentLiveDataPostgres", "PersistentLiveDataPostgresTesting", "PersistentLiveDataPostgresTests",
+    "pld-postgres-child",
+  ]
+  package.products.removeAll { postgresTargets.contains($0.name) }
+  package.targets.removeAll { postgresTargets.contains($0.name) }
+  package.dependencies.removeAll { dependency in
+    ["postgres-nio", "swift-service-lifecycle", "swift-crypto"].contains { "\(dependency.kind)".contains($0) }
+  }
+}

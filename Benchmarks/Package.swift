@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 // The benchmark of PersistentLiveData. A separate package so that nothing here (the raw SQLite
@@ -17,6 +17,7 @@ let package = Package(
     // links the system libsqlite3 through its own system-library target (module GRDBSQLite), like
     // the library (PLDSQLite3) and the raw baseline (PLDBenchSQLite3): one SQLite in the process.
     .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+    .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
   ],
   targets: [
     // The system libsqlite3 for the raw baseline, under a module name no other package uses.
@@ -37,6 +38,20 @@ let package = Package(
         .enableUpcomingFeature("ExistentialAny"),
         .enableUpcomingFeature("MemberImportVisibility"),
         .enableUpcomingFeature("InternalImportsByDefault"),
+      ]
+    ),
+    // The shared store against raw postgres-nio. A target of its own so that `pld-bench` (what CI runs)
+    // never builds SwiftNIO.
+    .executableTarget(
+      name: "pld-bench-postgres",
+      dependencies: [
+        .product(name: "PersistentLiveDataPostgres", package: "PersistentLiveData"),
+        .product(name: "PersistentLiveDataPostgresTesting", package: "PersistentLiveData"),
+        .product(name: "PostgresNIO", package: "postgres-nio"),
+      ],
+      swiftSettings: [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("MemberImportVisibility"),
       ]
     ),
   ]

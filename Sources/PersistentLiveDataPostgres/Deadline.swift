@@ -25,9 +25,13 @@ func withDeadline<Result: Sendable>(
       }
       let timer = Task {
         try? await Task.sleep(for: timeout)
-        if !Task.isCancelled { race.finish(with: .failure(SharedStoreError.timedOut(operation: operation, after: timeout))) }
+        if !Task.isCancelled {
+          race.finish(with: .failure(SharedStoreError.timedOut(operation: operation, after: timeout)))
+        }
       }
-      race.onFinish { work.cancel(); timer.cancel() }
+      race.onFinish {
+        work.cancel(); timer.cancel()
+      }
     }
   } onCancel: {
     race.finish(with: .failure(CancellationError()))

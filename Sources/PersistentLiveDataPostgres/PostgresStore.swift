@@ -68,7 +68,9 @@ public final class PostgresStore: Service, Sendable {
   /// - Throws: ``PersistentLiveDataError/typeMismatch(key:existing:requested:)``,
   ///   ``PersistentLiveDataError/invalidKey(key:reason:)``, ``PersistentLiveDataError/undecodable(key:version:reason:)``
   ///   under ``DecodeFailurePolicy/throwError``, or ``SharedStoreError``.
-  public func liveData<Value: Codable & Sendable>(_ key: String, default defaultValue: Value) async throws
+  public func liveData<Value: Codable & Sendable>(
+    _ key: String, default defaultValue: Value
+  ) async throws
     -> SharedLiveData<Value>
   {
     try Self.validate(key: key)
@@ -135,7 +137,9 @@ public final class PostgresStore: Service, Sendable {
     let ordered = staged.enumerated().sorted {
       ($0.element.write.keyHash, $0.offset) < ($1.element.write.keyHash, $1.offset)
     }.map(\.element)
-    guard let committed = try await database.commit(ordered.map(\.write), operation: "transaction") else { return }
+    guard let committed = try await database.commit(ordered.map(\.write), operation: "transaction") else {
+      return
+    }
     let onMainActor = isolation === MainActor.shared
     var effect = CommitEffect.none
     for (write, version) in zip(ordered, committed) {

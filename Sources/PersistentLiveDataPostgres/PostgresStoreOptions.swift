@@ -32,7 +32,8 @@ public struct PostgresStoreOptions: Sendable {
   /// let options = PostgresStoreOptions(retention: .last(50))
   /// ```
   public init(
-    retention: HistoryRetention = .all, onUndecodable: DecodeFailurePolicy = .throwError, logger: Logger? = nil
+    retention: HistoryRetention = .all, onUndecodable: DecodeFailurePolicy = .throwError,
+    logger: Logger? = nil
   ) {
     self.retention = retention
     self.onUndecodable = onUndecodable

@@ -39,6 +39,9 @@ final class SharedDatabase: Sendable {
   /// the hash (a key too long for the payload).
   private let keysByHash = Locked<[String: String]>([:])
   private let schemaTask = Locked<Task<Void, any Error>?>(nil)
+  private let schemaReady = Locked(false)
+  /// The latest version of a key that its live value could not decode (its value stays behind).
+  private let undecodable = Locked<[String: Int64]>([:])
 
   /// The channel every write notifies.
   static let channel = "pld_changes"
@@ -56,6 +59,7 @@ final class SharedDatabase: Sendable {
 
   /// Applies the migrations once per store (again after a failure).
   func ensureSchema() async throws {
+    if schemaReady.withLock({ $0 }) { return }
     let task = schemaTask.withLock { task -> Task<Void, any Error> in
       if let task { return task }
       let created = Task { [client, options] in
@@ -66,6 +70,7 @@ final class SharedDatabase: Sendable {
     }
     do {
       try await bounded("prepare the schema") { try await task.value }
+      schemaReady.withLock { $0 = true }
     } catch {
       schemaTask.withLock { if $0 == task { $0 = nil } }
       throw error
@@ -80,6 +85,14 @@ final class SharedDatabase: Sendable {
 
   func key(forHash hash: String) -> String? {
     keysByHash.withLock { $0[hash] }
+  }
+
+  func noteUndecodable(key: String, version: Int64) {
+    undecodable.withLock { $0[key] = version }
+  }
+
+  func undecodableVersion(of key: String) -> Int64? {
+    undecodable.withLock { $0[key] }
   }
 
   // MARK: Writes
@@ -147,7 +160,8 @@ final class SharedDatabase: Sendable {
 
   /// The kept rows of `key`, newest first.
   func history(key: String, limit: Int?) async throws -> [StoredRow] {
-    try await rows(SharedStatements.history(keyHash: KeyHash.of(key), limit: limit), key: key, operation: "history")
+    try await rows(
+      SharedStatements.history(keyHash: KeyHash.of(key), limit: limit), key: key, operation: "history")
   }
 
   /// Every key ever written, sorted.
@@ -155,7 +169,9 @@ final class SharedDatabase: Sendable {
     try await ensureSchema()
     return try await bounded("keys") { [client] in
       var keys: [String] = []
-      for try await key in try await client.query("SELECT key FROM pld_heads ORDER BY key").decode(String.self) {
+      for try await key in try await client.query("SELECT key FROM pld_heads ORDER BY key").decode(
+        String.self)
+      {
         keys.append(key)
       }
       return keys
@@ -178,7 +194,8 @@ final class SharedDatabase: Sendable {
     return try await bounded(operation) { [client] in
       var rows: [StoredRow] = []
       let sequence = try await client.query(query, logger: SharedSchema.quiet)
-      for try await (version, payload, schemaVersion, milliseconds) in sequence.decode((Int64, String, Int, Int64).self)
+      for try await (version, payload, schemaVersion, milliseconds) in sequence.decode(
+        (Int64, String, Int, Int64).self)
       {
         rows.append(
           StoredRow(

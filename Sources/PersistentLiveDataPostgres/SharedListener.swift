@@ -52,7 +52,9 @@ struct SharedListener: Sendable {
         try await database.client.withConnection { connection in
           try await connection.listen(on: SharedDatabase.channel) { notifications in
             try await catchUp()
-            if attempt > 0 { database.logger.info("Listening again; caught up", metadata: ["attempts": "\(attempt)"]) }
+            if attempt > 0 {
+              database.logger.info("Listening again; caught up", metadata: ["attempts": "\(attempt)"])
+            }
             attempt = 0
             delay = delays.lowerBound
             for try await notification in notifications {
@@ -94,7 +96,9 @@ struct SharedListener: Sendable {
     let byHash = Dictionary(live.map { (KeyHash.of($0.key), $0) }, uniquingKeysWith: { first, _ in first })
     let heads = try await database.heads(of: Array(byHash.keys))
     for (hash, version) in heads {
-      guard let instance = byHash[hash], version > instance.version else { continue }
+      guard let instance = byHash[hash], version > instance.version,
+        database.undecodableVersion(of: instance.key) != version
+      else { continue }
       try await bringUp(instance)
     }
   }
@@ -106,7 +110,9 @@ struct SharedListener: Sendable {
     guard parts.count == 3, let version = Int64(parts[0]) else { return }
     let named = String(parts[2])
     let key = parts[1] == "h" ? database.key(forHash: named) : named
-    guard let key, let instance = database.registry.instance(for: key), version > instance.version else { return }
+    guard let key, let instance = database.registry.instance(for: key), version > instance.version else {
+      return
+    }
     do {
       try await bringUp(instance)
     } catch {
@@ -118,5 +124,7 @@ struct SharedListener: Sendable {
   private func bringUp(_ instance: any StoredLiveValue) async throws {
     guard let row = try await database.latestRow(key: instance.key) else { return }
     instance.receive(row, onMainActor: false).notifyObservers()
+    // A version this replica cannot decode is logged once, not at every catch-up.
+    if instance.version < row.version { database.noteUndecodable(key: instance.key, version: row.version) }
   }
 }

@@ -79,7 +79,8 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
   ///   changed then.
   @discardableResult
   public func update(
-    isolation: isolated (any Actor)? = #isolation, _ transform: @escaping @Sendable (inout Value) throws -> Void
+    isolation: isolated (any Actor)? = #isolation,
+    _ transform: @escaping @Sendable (inout Value) throws -> Void
   ) async throws -> Value {
     let onMainActor = isolation === MainActor.shared
     while true {
@@ -151,7 +152,8 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
     }
     let restored = try decoding.decode(row)
     let payload =
-      row.schemaVersion == decoding.schemaVersion ? String(decoding: row.payload, as: UTF8.self) : try encode(restored)
+      row.schemaVersion == decoding.schemaVersion
+      ? String(decoding: row.payload, as: UTF8.self) : try encode(restored)
     let committed = try await database.commit([write(payload)], operation: "rollback")
     guard let newVersion = committed?.first?.version else { return }
     apply(restored, version: newVersion, onMainActor: isolation === MainActor.shared)
@@ -179,7 +181,9 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
     let key = key
     let reader = ChangeReader(decoding: decoding, after: version, signal: database.changeSignal) {
       after, limit in
-      try await database.retryingWhileUnavailable { try await database.rows(key: key, after: after, limit: limit) }
+      try await database.retryingWhileUnavailable {
+        try await database.rows(key: key, after: after, limit: limit)
+      }
     }
     return AsyncThrowingStream(unfolding: { try await reader.next() })
   }

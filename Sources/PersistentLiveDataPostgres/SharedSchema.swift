@@ -47,10 +47,12 @@ enum SharedSchema {
               try await connection.query(PostgresQuery(unsafeSQL: statement), logger: quiet)
             }
           } catch {
-            throw SharedStoreError.migrationFailed(version: migration.version, reason: SharedDatabase.describe(error))
+            throw SharedStoreError.migrationFailed(
+              version: migration.version, reason: SharedDatabase.describe(error))
           }
           try await connection.query(
-            "INSERT INTO pld_schema (version, name) VALUES (\(migration.version), \(migration.name))", logger: quiet)
+            "INSERT INTO pld_schema (version, name) VALUES (\(migration.version), \(migration.name))",
+            logger: quiet)
           logger?.info("Applied shared-store schema", metadata: ["version": "\(migration.version)"])
         }
         try await connection.query("COMMIT", logger: quiet)
@@ -79,5 +81,6 @@ enum SharedSchema {
     return statements
   }
 
-  static let quiet = Logger(label: "PersistentLiveDataPostgres.quiet", factory: { _ in SwiftLogNoOpLogHandler() })
+  static let quiet = Logger(
+    label: "PersistentLiveDataPostgres.quiet", factory: { _ in SwiftLogNoOpLogHandler() })
 }

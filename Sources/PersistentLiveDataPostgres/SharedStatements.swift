@@ -35,10 +35,12 @@ enum SharedStatements {
         ON CONFLICT (key_hash) DO UPDATE SET version = h.version + 1 RETURNING h.version
         """
     case 0?:
-      head = "INSERT INTO pld_heads (key_hash, key, version) VALUES ($1, $2, 1) ON CONFLICT DO NOTHING RETURNING version"
+      head =
+        "INSERT INTO pld_heads (key_hash, key, version) VALUES ($1, $2, 1) ON CONFLICT DO NOTHING RETURNING version"
     case let expected?:
       binds.append(expected)
-      head = "UPDATE pld_heads SET version = version + 1 WHERE key_hash = $1 AND version = $6 RETURNING version"
+      head =
+        "UPDATE pld_heads SET version = version + 1 WHERE key_hash = $1 AND version = $6 RETURNING version"
     }
     var pruning = ""
     if case .last(let kept) = retention {

@@ -29,6 +29,11 @@ public enum SharedStoreError: Error, CustomStringConvertible, LocalizedError, Se
   /// A write was given to ``PostgresStore/transaction(_:)`` for a value of another store.
   case foreignValue(key: String)
 
+  /// What happened and what to do, in one sentence.
+  ///
+  /// ```swift
+  /// logger.error("\(error.description)")
+  /// ```
   public var description: String {
     switch self {
     case .serverUnavailable(let operation, let reason):

@@ -93,7 +93,8 @@ public final class PostgresTestServer: Sendable {
   }
 
   private static func fromURL(_ text: String) throws -> PostgresTestServer {
-    guard let url = URLComponents(string: text), let host = url.host, url.scheme?.hasPrefix("postgres") == true
+    guard let url = URLComponents(string: text), let host = url.host,
+      url.scheme?.hasPrefix("postgres") == true
     else {
       throw PostgresTestServerError.failed(
         step: "PLD_POSTGRES_URL", output: "expected postgres://user:password@host:port/database, got \(text)")
@@ -101,7 +102,8 @@ public final class PostgresTestServer: Sendable {
     let database = url.path.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
     return PostgresTestServer(
       endpoint: .host(host, url.port ?? 5432), username: url.user ?? "postgres", password: url.password,
-      dataDirectory: nil, binaries: nil, root: nil, maintenanceDatabase: database.isEmpty ? "postgres" : database)
+      dataDirectory: nil, binaries: nil, root: nil,
+      maintenanceDatabase: database.isEmpty ? "postgres" : database)
   }
 
   /// The `bin` folder of the newest PostgreSQL installed under `/usr/lib/postgresql`.
@@ -145,7 +147,8 @@ public final class PostgresTestServer: Sendable {
       binaries: binaries, root: root, maintenanceDatabase: "postgres")
     Self.running.withLock { $0.append(server) }
     try server.run(
-      "\(binaries)/initdb", ["-D", data, "-A", "trust", "-U", "test", "--no-sync", "--locale=C", "-E", "UTF8"],
+      "\(binaries)/initdb",
+      ["-D", data, "-A", "trust", "-U", "test", "--no-sync", "--locale=C", "-E", "UTF8"],
       step: "initdb")
     try server.startServer()
     return server
@@ -229,7 +232,8 @@ public final class PostgresTestServer: Sendable {
 
   private func owned() throws -> (binaries: String, data: String, root: String) {
     guard let binaries, let dataDirectory, let root else {
-      throw PostgresTestServerError.failed(step: "control", output: "the server was not started by this process")
+      throw PostgresTestServerError.failed(
+        step: "control", output: "the server was not started by this process")
     }
     return (binaries, dataDirectory, root)
   }
@@ -250,7 +254,8 @@ public final class PostgresTestServer: Sendable {
     _ program: String, _ arguments: [String], step: String, asServerUser: Bool = true, password: String? = nil
   ) throws -> String {
     let argv =
-      asServerUser && geteuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", program] + arguments
+      asServerUser && geteuid() == 0
+      ? ["/usr/sbin/runuser", "-u", "postgres", "--", program] + arguments
       : [program] + arguments
     var environment = ProcessInfo.processInfo.environment
     if let password { environment["PGPASSWORD"] = password }
@@ -267,7 +272,9 @@ public final class PostgresTestServer: Sendable {
 
   /// Runs a program with posix_spawn and waits for it (Foundation's `Process` waits, on Linux, for
   /// every process that inherited its descriptors — the server `pg_ctl` starts lives on).
-  private static func spawnAndWait(_ argv: [String], environment: [String: String], output: String) throws -> Int32 {
+  private static func spawnAndWait(
+    _ argv: [String], environment: [String: String], output: String
+  ) throws -> Int32 {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -299,6 +306,11 @@ public enum PostgresTestServerError: Error, CustomStringConvertible {
   /// A step (initdb, pg_ctl, psql…) failed; `output` is what it printed.
   case failed(step: String, output: String)
 
+  /// The step and its output.
+  ///
+  /// ```swift
+  /// print(error.description)   // "PostgreSQL test server: initdb failed: …"
+  /// ```
   public var description: String {
     switch self {
     case .failed(let step, let output): "PostgreSQL test server: \(step) failed: \(output)"
@@ -308,7 +320,11 @@ public enum PostgresTestServerError: Error, CustomStringConvertible {
 
 private final class CounterBox: Sendable {
   private let value = LockedServers.Box(0)
-  func next() -> Int { value.withLock { $0 += 1; return $0 } }
+  func next() -> Int {
+    value.withLock {
+      $0 += 1; return $0
+    }
+  }
 }
 
 private final class LockedServers: Sendable {

@@ -6,7 +6,8 @@ import Testing
 
 /// The §5 rules across replicas, against a real PostgreSQL server: each replica is its own client and
 /// store on one database.
-@Suite(.enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
+@Suite(
+  .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct SharedStoreTests {
   @Test func aWriteOnOneReplicaReachesTheOther() async throws {
     let fixture = try SharedFixture()
@@ -71,7 +72,8 @@ struct SharedStoreTests {
     let a = fixture.replica()
     let data = try await a.store.liveData("number", default: 1.0)
     try await data.set(2.0)
-    await #expect(throws: PersistentLiveDataError.self) { try await data.set(.infinity) }  // JSON has no infinity
+    // JSON has no infinity: encoding fails before anything is sent.
+    await #expect(throws: PersistentLiveDataError.self) { try await data.set(.infinity) }
     #expect(data.value == 2.0)
     #expect(data.version == 1)
     try await data.set(3.0)
@@ -86,9 +88,13 @@ struct SharedStoreTests {
     let first = try await a.store.liveData("shared", default: 0)
     let second = try await a.store.liveData("shared", default: 5)
     #expect(first === second)
-    await #expect(throws: PersistentLiveDataError.self) { _ = try await a.store.liveData("shared", default: "text") }
+    await #expect(throws: PersistentLiveDataError.self) {
+      _ = try await a.store.liveData("shared", default: "text")
+    }
     await #expect(throws: PersistentLiveDataError.self) { _ = try await a.store.liveData("", default: 0) }
-    await #expect(throws: PersistentLiveDataError.self) { _ = try await a.store.liveData("a\u{0}b", default: 0) }
+    await #expect(throws: PersistentLiveDataError.self) {
+      _ = try await a.store.liveData("a\u{0}b", default: 0)
+    }
     await a.shutDown()
   }
 

@@ -1,0 +1,193 @@
+import Foundation
+import PersistentLiveData
+import PersistentLiveDataPostgres
+import PersistentLiveDataPostgresTesting
+import PostgresNIO
+
+// pld-bench-postgres: the shared store against raw postgres-nio, in one process, on one server.
+//
+// 1. `set`: SharedLiveData.set against postgres-nio sending the same work itself (heads upsert, value
+//    insert, NOTIFY, one transaction), interleaved rounds on the same client.
+// 2. Replica to replica: a write on replica A until the observer on replica B is called (main actor).
+// 3. A server restart: time until replica B holds what replica A wrote after the restart.
+//
+// The server is a throwaway one started here (PostgreSQL installed), or PLD_POSTGRES_URL (no restart
+// then). `--quick` runs a few iterations only, to check that it works.
+
+let quick = CommandLine.arguments.contains("--quick")
+let server: PostgresTestServer
+do {
+  server =
+    ProcessInfo.processInfo.environment["PLD_POSTGRES_URL"] != nil
+    ? try PostgresTestServer.shared() : try PostgresTestServer.start()
+} catch {
+  FileHandle.standardError.write(Data("pld-bench-postgres: \(error)\n".utf8))
+  exit(1)
+}
+defer { server.stop() }
+
+/// Percentiles of a sample, in milliseconds.
+func summary(_ samples: [Duration]) -> (p50: Double, p99: Double, mean: Double) {
+  let sorted = samples.map { Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1e3 }
+    .sorted()
+  guard !sorted.isEmpty else { return (0, 0, 0) }
+  let at = { (fraction: Double) in sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))] }
+  return (at(0.5), at(0.99), sorted.reduce(0, +) / Double(sorted.count))
+}
+
+func format(_ value: Double) -> String { String(format: "%.3f", value) }
+
+/// A replica: its own client and store, both running.
+final class Replica: Sendable {
+  let client: PostgresClient
+  let store: PostgresStore
+  let task: Task<Void, Never>
+
+  init(_ configuration: PostgresClient.Configuration) {
+    let client = PostgresClient(configuration: configuration)
+    let store = PostgresStore(client: client)
+    self.client = client
+    self.store = store
+    task = Task {
+      await withTaskGroup(of: Void.self) { group in
+        group.addTask { await client.run() }
+        group.addTask { try? await store.run() }
+      }
+    }
+  }
+
+  func stop() async {
+    task.cancel()
+    await task.value
+  }
+}
+
+@MainActor
+func run() async throws {
+  let configuration = try server.makeDatabase()
+  let a = Replica(configuration)
+  let b = Replica(configuration)
+  let rounds = quick ? 2 : 10
+  let perRound = quick ? 50 : 400
+
+  // 1. set against raw postgres-nio.
+  let data = try await a.store.liveData("bench", default: 0)
+  try await data.set(0)  // the schema exists from here on
+  var library: [Duration] = []
+  var raw: [Duration] = []
+  var rawVersion: Int64 = 0
+  let clock = ContinuousClock()
+  let payload = "12345"
+  for _ in 0..<rounds {
+    for index in 0..<perRound {
+      let started = clock.now
+      try await data.set(index)
+      library.append(clock.now - started)
+    }
+    for _ in 0..<perRound {
+      let started = clock.now
+      rawVersion = try await rawSet(client: a.client, key: "raw", payload: payload)
+      raw.append(clock.now - started)
+    }
+  }
+  let (libraryP50, _, libraryMean) = summary(library)
+  let (rawP50, _, rawMean) = summary(raw)
+  print("# PersistentLiveDataPostgres benchmark\n")
+  print("## set (one key, \(library.count) writes each, interleaved rounds; raw version \(rawVersion))\n")
+  print("| | p50 ms | mean ms |")
+  print("|---|---|---|")
+  print("| SharedLiveData.set | \(format(libraryP50)) | \(format(libraryMean)) |")
+  print("| raw postgres-nio (upsert + insert + NOTIFY) | \(format(rawP50)) | \(format(rawMean)) |")
+  print("| ratio (goal ≤ 1.15×) | \(format(libraryP50 / rawP50))× | \(format(libraryMean / rawMean))× |\n")
+
+  // 2. Replica to replica.
+  let writer = try await a.store.liveData("latency", default: -1)
+  let observed = try await b.store.liveData("latency", default: -1)
+  var arrivals: [Int: ContinuousClock.Instant] = [:]
+  let observer = observed.observeForever(receiveCurrent: false) { value in arrivals[value] = clock.now }
+  var starts: [Int: ContinuousClock.Instant] = [:]
+  let samples = quick ? 50 : 1_000
+  for index in 0..<samples {
+    starts[index] = clock.now
+    try await writer.set(index)
+    let deadline = clock.now + .seconds(2)
+    while arrivals[index] == nil && clock.now < deadline { await Task.yield() }
+    try await Task.sleep(for: .milliseconds(1))
+  }
+  observer.cancel()
+  let latencies = (0..<samples).compactMap { index in
+    arrivals[index].flatMap { end in starts[index].map { end - $0 } }
+  }
+  let latency = summary(latencies)
+  print("## Replica to replica (write on A until B's observer runs, \(latencies.count) of \(samples))\n")
+  print("| p50 ms | p99 ms | mean ms |")
+  print("|---|---|---|")
+  print("| \(format(latency.p50)) | \(format(latency.p99)) | \(format(latency.mean)) |\n")
+
+  // 3. A server restart.
+  if server.isOwned {
+    var catchUps: [Duration] = []
+    let keys = quick ? 3 : 20
+    var written: [SharedLiveData<Int>] = []
+    var seen: [SharedLiveData<Int>] = []
+    for index in 0..<keys {
+      written.append(try await a.store.liveData("restart-\(index)", default: 0))
+      seen.append(try await b.store.liveData("restart-\(index)", default: 0))
+    }
+    for round in 1...(quick ? 1 : 5) {
+      try server.restart()
+      let restarted = clock.now
+      for data in written {
+        while true {
+          do {
+            try await data.set(round)
+            break
+          } catch {
+            try await Task.sleep(for: .milliseconds(2))
+          }
+        }
+      }
+      let deadline = clock.now + .seconds(10)
+      while !seen.allSatisfy({ $0.value == round }) && clock.now < deadline {
+        try await Task.sleep(for: .milliseconds(1))
+      }
+      catchUps.append(clock.now - restarted)
+    }
+    let restart = summary(catchUps)
+    print("## After a server restart (pg_ctl restart -m fast returned → B holds A's \(keys) new values)\n")
+    print("| runs | median ms | worst ms |")
+    print("|---|---|---|")
+    print(
+      "| \(catchUps.count) | \(format(restart.p50)) | \(format(catchUps.map { summary([$0]).p50 }.max() ?? 0)) |"
+    )
+  }
+  await a.stop()
+  await b.stop()
+}
+
+/// What a program would write itself with postgres-nio: the same statement the store sends.
+func rawSet(client: PostgresClient, key: String, payload: String) async throws -> Int64 {
+  let rows = try await client.query(
+    """
+    WITH head AS (
+      INSERT INTO pld_heads AS h (key_hash, key, version) VALUES (\(key), \(key), 1)
+      ON CONFLICT (key_hash) DO UPDATE SET version = h.version + 1 RETURNING h.version
+    ), inserted AS (
+      INSERT INTO pld_values (key_hash, version, payload, schema_version)
+      SELECT \(key), version, \(payload), 1 FROM head RETURNING version, written_at
+    ), notified AS (
+      SELECT pg_notify('pld_changes', version::text || ' k ' || \(key)) FROM inserted
+    )
+    SELECT inserted.version FROM inserted, notified
+    """)
+  for try await version in rows.decode(Int64.self) { return version }
+  return 0
+}
+
+do {
+  try await run()
+} catch {
+  FileHandle.standardError.write(Data("pld-bench-postgres: \(error)\n".utf8))
+  server.stop()
+  exit(1)
+}
