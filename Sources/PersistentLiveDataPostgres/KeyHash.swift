@@ -6,7 +6,7 @@ import Foundation
 /// A key may be up to 1 MiB; its hash always fits a B-tree index entry and a notification.
 ///
 /// ```swift
-/// KeyHash.of("settings")   // "e0a9…", 64 characters
+/// KeyHash.of("settings")   // "cde0fb0d…", 64 characters
 /// ```
 enum KeyHash {
   static func of(_ key: String) -> String {

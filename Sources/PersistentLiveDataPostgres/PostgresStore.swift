@@ -65,9 +65,9 @@ public final class PostgresStore: Service, Sendable {
   ///   - key: Any non-empty string up to 1 MiB of UTF-8, without NUL characters.
   ///   - defaultValue: The value while nothing was written.
   /// - Returns: The live value.
-  /// - Throws: ``PersistentLiveDataError/typeMismatch(key:existing:requested:)``,
-  ///   ``PersistentLiveDataError/invalidKey(key:reason:)``, ``PersistentLiveDataError/undecodable(key:version:reason:)``
-  ///   under ``DecodeFailurePolicy/throwError``, or ``SharedStoreError``.
+  /// - Throws: `PersistentLiveDataError.typeMismatch(key:existing:requested:)`,
+  ///   `PersistentLiveDataError.invalidKey(key:reason:)`, `PersistentLiveDataError.undecodable(key:version:reason:)`
+  ///   under `DecodeFailurePolicy.throwError`, or ``SharedStoreError``.
   public func liveData<Value: Codable & Sendable>(
     _ key: String, default defaultValue: Value
   ) async throws
@@ -189,7 +189,7 @@ public final class SharedTransaction {
   ///   - data: A live value of the same store.
   ///   - value: The value to write.
   /// - Throws: ``SharedStoreError/foreignValue(key:)`` or
-  ///   ``PersistentLiveDataError/encodingFailed(key:reason:)``.
+  ///   `PersistentLiveDataError.encodingFailed(key:reason:)`.
   public func set<Value>(_ data: SharedLiveData<Value>, to value: Value) throws {
     guard data.database === database else { throw SharedStoreError.foreignValue(key: data.key) }
     let payload = String(decoding: try ValueCodec.encode(value, key: data.key), as: UTF8.self)

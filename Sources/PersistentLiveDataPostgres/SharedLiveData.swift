@@ -4,7 +4,7 @@ public import PersistentLiveData
 
 // Unchecked because LiveData is (an open class cannot be checked): every property this class adds is an
 // immutable `let` of a Sendable type, and the value itself is LiveData's lock-guarded storage.
-/// A ``LiveData`` whose versions are kept on a PostgreSQL server that several replicas share.
+/// A `LiveData` whose versions are kept on a PostgreSQL server that several replicas share.
 ///
 /// Get one from ``PostgresStore/liveData(_:default:)``. Its rules are those of an SQLite store's
 /// `PersistentLiveData`, across machines: versions of a key are 1, 2, 3 … with no gap whichever replica
@@ -42,7 +42,7 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
 
   /// Writes `newValue` as the key's next version on the server.
   ///
-  /// Returns after the commit; by then ``LiveData/value`` and ``LiveData/version`` have changed and
+  /// Returns after the commit; by then `LiveData.value` and `LiveData.version` have changed and
   /// observers were called (on the main actor) or scheduled (elsewhere). Other replicas hear of it through
   /// the notification sent with the commit.
   ///
@@ -53,7 +53,7 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
   ///   - newValue: The value to store.
   ///   - isolation: The caller's isolation, filled in by the compiler.
   /// - Throws: ``SharedStoreError`` (server unavailable, timed out, refused) or
-  ///   ``PersistentLiveDataError/encodingFailed(key:reason:)``; memory has not changed then.
+  ///   `PersistentLiveDataError.encodingFailed(key:reason:)`; memory has not changed then.
   public func set(_ newValue: Value, isolation: isolated (any Actor)? = #isolation) async throws {
     let payload = try encode(newValue)
     let committed = try await database.commit([write(payload)], operation: "set")
@@ -75,7 +75,7 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
   ///   - isolation: The caller's isolation, filled in by the compiler.
   ///   - transform: Mutates the value in place.
   /// - Returns: The value written.
-  /// - Throws: What `transform` throws, ``SharedStoreError``, or ``PersistentLiveDataError``; nothing has
+  /// - Throws: What `transform` throws, ``SharedStoreError``, or `PersistentLiveDataError`; nothing has
   ///   changed then.
   @discardableResult
   public func update(
@@ -128,7 +128,7 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
   /// ```
   /// - Parameter version: A version number.
   /// - Returns: The value, or nil if that version was never written or has been pruned.
-  /// - Throws: ``PersistentLiveDataError/undecodable(key:version:reason:)`` when it does not decode, or
+  /// - Throws: `PersistentLiveDataError.undecodable(key:version:reason:)` when it does not decode, or
   ///   ``SharedStoreError``.
   public func value(at version: Int64) async throws -> Value? {
     guard let row = try await database.row(key: key, version: version) else { return nil }
@@ -143,8 +143,8 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
   /// - Parameters:
   ///   - version: A kept version of this key.
   ///   - isolation: The caller's isolation, filled in by the compiler.
-  /// - Throws: ``PersistentLiveDataError/unknownVersion(key:version:)`` if it was never written or was
-  ///   pruned, ``PersistentLiveDataError/undecodable(key:version:reason:)`` if it does not decode, or as
+  /// - Throws: `PersistentLiveDataError.unknownVersion(key:version:)` if it was never written or was
+  ///   pruned, `PersistentLiveDataError.undecodable(key:version:reason:)` if it does not decode, or as
   ///   ``set(_:isolation:)``; nothing has changed then.
   public func rollback(to version: Int64, isolation: isolated (any Actor)? = #isolation) async throws {
     guard let row = try await database.row(key: key, version: version) else {
@@ -170,9 +170,9 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
   ///   try await audit.record(change.version, change.value)
   /// }
   /// ```
-  /// It throws ``PersistentLiveDataError/changesPruned(key:since:oldestKept:)`` when versions it still
+  /// It throws `PersistentLiveDataError.changesPruned(key:since:oldestKept:)` when versions it still
   /// had to deliver were pruned by retention, and
-  /// ``PersistentLiveDataError/undecodable(key:version:reason:)`` for a version this type cannot decode.
+  /// `PersistentLiveDataError.undecodable(key:version:reason:)` for a version this type cannot decode.
   ///
   /// - Parameter version: The last version already handled; 0 replays every version still kept.
   /// - Returns: The versions after `version`, in order, without end.

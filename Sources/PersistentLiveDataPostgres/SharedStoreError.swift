@@ -3,7 +3,7 @@ public import Foundation
 /// What can go wrong between a shared store and its PostgreSQL server.
 ///
 /// Errors about values and keys — a value that does not decode, a key asked for with two types, an unknown
-/// version — are the same ``PersistentLiveDataError`` cases as for an SQLite store. These are the ones only
+/// version — are the same `PersistentLiveDataError` cases as for an SQLite store. These are the ones only
 /// a server can cause. Each says what happened and what to do; none leaves memory changed.
 ///
 /// ```swift
@@ -14,8 +14,9 @@ public import Foundation
 /// }
 /// ```
 public enum SharedStoreError: Error, CustomStringConvertible, LocalizedError, Sendable {
-  /// The server could not be reached, or the connection dropped before the answer came. Nothing was
-  /// written unless the error says the outcome is unknown; retry once the server is back.
+  /// The server could not be reached, or the connection dropped before the answer came. Memory has not
+  /// changed. A write whose connection dropped after it was sent may still have been committed: the
+  /// store catches up with it like with another replica's write. Retry once the server is back.
   case serverUnavailable(operation: String, reason: String)
   /// The call did not finish within ``PostgresStoreOptions/operationTimeout``. A write may or may not
   /// have been committed: the store catches up with whatever the server holds.
@@ -26,7 +27,7 @@ public enum SharedStoreError: Error, CustomStringConvertible, LocalizedError, Se
   case schemaTooNew(found: Int, supported: Int)
   /// A schema migration failed; the transaction that applied it was rolled back.
   case migrationFailed(version: Int, reason: String)
-  /// A write was given to ``PostgresStore/transaction(_:)`` for a value of another store.
+  /// A write was given to ``PostgresStore/transaction(isolation:_:)`` for a value of another store.
   case foreignValue(key: String)
 
   /// What happened and what to do, in one sentence.
