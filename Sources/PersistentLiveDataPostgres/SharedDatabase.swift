@@ -43,6 +43,13 @@ final class SharedDatabase: Sendable {
   /// The latest version of a key that its live value could not decode (its value stays behind).
   private let undecodable = Locked<[String: Int64]>([:])
 
+  /// This store's name in the notifications it sends: its listener skips them (its own writes moved
+  /// memory already).
+  let origin: String = {
+    var generator = SystemRandomNumberGenerator()
+    return String(generator.next() as UInt64, radix: 16)
+  }()
+
   /// The channel every write notifies.
   static let channel = "pld_changes"
   /// Keys longer than this (UTF-8 bytes) are notified by their hash: a payload must stay under 8,000.
@@ -102,16 +109,18 @@ final class SharedDatabase: Sendable {
   func commit(_ writes: [SharedWrite], operation: String) async throws -> [CommittedVersion]? {
     try await ensureSchema()
     let retention = options.retention
-    return try await bounded(operation) { [client] in
+    return try await bounded(operation) { [client, origin] in
       if writes.count == 1 {
-        return try await Self.run(writes[0], retention: retention, on: client).map { [$0] }
+        return try await Self.run(writes[0], retention: retention, origin: origin, on: client).map { [$0] }
       }
       return try await client.withConnection { connection in
         try await connection.query("BEGIN", logger: SharedSchema.quiet)
         do {
           var committed: [CommittedVersion] = []
           for write in writes {
-            guard let version = try await Self.run(write, retention: retention, on: connection) else {
+            guard
+              let version = try await Self.run(write, retention: retention, origin: origin, on: connection)
+            else {
               try await connection.query("ROLLBACK", logger: SharedSchema.quiet)
               return nil
             }
@@ -128,9 +137,9 @@ final class SharedDatabase: Sendable {
   }
 
   private static func run(
-    _ write: SharedWrite, retention: HistoryRetention, on runner: some SharedQueryRunner
+    _ write: SharedWrite, retention: HistoryRetention, origin: String, on runner: some SharedQueryRunner
   ) async throws -> CommittedVersion? {
-    let rows = try await runner.run(SharedStatements.write(write, retention: retention))
+    let rows = try await runner.run(SharedStatements.write(write, retention: retention, origin: origin))
     for try await (version, milliseconds) in rows.decode((Int64, Int64).self) {
       return CommittedVersion(version: version, writtenAtMilliseconds: milliseconds)
     }

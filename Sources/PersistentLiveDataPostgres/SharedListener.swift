@@ -8,8 +8,9 @@ import PostgresNIO
 /// (re)connect it listens first, then catches up by version for every live key, then consumes — a write
 /// committed in between arrives twice at most, and a version already in memory is ignored. A timer
 /// catches up as well (``PostgresStoreOptions/catchUpInterval``), for a connection that died without a
-/// word. A notification says `VERSION k KEY` or `VERSION h HASH`; the row itself is read only when the
-/// version is newer than memory.
+/// word — and for this store's own write whose answer was lost with its connection. A notification says
+/// `VERSION ORIGIN k KEY` or `VERSION ORIGIN h HASH`; the row itself is read only when the version is
+/// newer than memory.
 ///
 /// ```swift
 /// try await SharedListener(database: database).run()   // until cancelled
@@ -103,13 +104,14 @@ struct SharedListener: Sendable {
     }
   }
 
-  /// Handles one notification: `VERSION k KEY` or `VERSION h HASH`.
+  /// Handles one notification: `VERSION ORIGIN k KEY` or `VERSION ORIGIN h HASH`. This store's own
+  /// writes moved memory and woke its readers already.
   private func receive(_ payload: String) async {
+    let parts = payload.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
+    guard parts.count == 4, let version = Int64(parts[0]), parts[1] != database.origin else { return }
     database.changeSignal.signal()
-    let parts = payload.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-    guard parts.count == 3, let version = Int64(parts[0]) else { return }
-    let named = String(parts[2])
-    let key = parts[1] == "h" ? database.key(forHash: named) : named
+    let named = String(parts[3])
+    let key = parts[2] == "h" ? database.key(forHash: named) : named
     guard let key, let instance = database.registry.instance(for: key), version > instance.version else {
       return
     }

@@ -6,7 +6,8 @@ import PostgresNIO
 /// A write is a single statement whose parts run as one transaction: the heads row of the key gets the
 /// next version (writers of a key queue on that row, so versions are gap-free and commit in order), the
 /// value row is inserted with it, retention deletes what falls out of the kept window, and `pg_notify`
-/// tells every replica `VERSION k KEY` (or `VERSION h HASH` for a key too long for a notification) —
+/// tells every replica `VERSION ORIGIN k KEY` (or `VERSION ORIGIN h HASH` for a key too long for a
+/// notification; ORIGIN names the writing store, whose own listener skips it) —
 /// delivered when the transaction commits, never for one rolled back.
 ///
 /// ```swift
@@ -16,11 +17,12 @@ enum SharedStatements {
   /// Milliseconds since 1970 of `written_at`.
   private static let milliseconds = "(extract(epoch FROM written_at) * 1000)::bigint"
 
-  static func write(_ write: SharedWrite, retention: HistoryRetention) -> PostgresQuery {
+  static func write(_ write: SharedWrite, retention: HistoryRetention, origin: String) -> PostgresQuery {
     // $1 key hash, $2 key, $3 payload, $4 schema version, $5 notification tail, $6 expected version or
     // versions kept.
     let notified =
-      write.key.utf8.count <= SharedDatabase.longestNotifiedKey ? " k \(write.key)" : " h \(write.keyHash)"
+      write.key.utf8.count <= SharedDatabase.longestNotifiedKey
+      ? " \(origin) k \(write.key)" : " \(origin) h \(write.keyHash)"
     var binds = PostgresBindings(capacity: 6)
     binds.append(write.keyHash)
     binds.append(write.key)
