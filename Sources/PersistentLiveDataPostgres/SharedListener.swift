@@ -46,34 +46,71 @@ struct SharedListener: Sendable {
 
   private func listen() async {
     let delays = database.options.reconnectDelay
-    var delay = delays.lowerBound
-    var attempt = 0
+    // Failed attempts since the last session that listened; reset by a session once it listens.
+    let failures = Locked(0)
     while !Task.isCancelled {
       do {
-        try await database.client.withConnection { connection in
-          try await connection.listen(on: SharedDatabase.channel) { notifications in
-            try await catchUp()
-            if attempt > 0 {
-              database.logger.info("Listening again; caught up", metadata: ["attempts": "\(attempt)"])
-            }
-            attempt = 0
-            delay = delays.lowerBound
-            for try await notification in notifications {
-              await receive(notification.payload)
-            }
+        try await listenOnce {
+          let failed = failures.withLock { failed in
+            defer { failed = 0 }
+            return failed
+          }
+          if failed > 0 {
+            database.logger.info("Listening again; caught up", metadata: ["attempts": "\(failed)"])
           }
         }
       } catch {
         if Task.isCancelled { return }
-        attempt += 1
-        if attempt == 1 {
+        let failed = failures.withLock { failed in
+          failed += 1
+          return failed
+        }
+        if failed == 1 {
           database.logger.warning(
             "Lost the connection that listens for other replicas' writes; reconnecting",
             metadata: ["error": "\(SharedDatabase.describe(error))"])
         }
+        // 10 ms, 20 ms, 40 ms … up to the longest delay.
+        let delay = min(delays.lowerBound * (1 << min(failed - 1, 16)), delays.upperBound)
         try? await Task.sleep(for: delay)
-        delay = min(delay * 2, delays.upperBound)
       }
+    }
+  }
+
+  /// One listening session: lease a connection, `LISTEN`, catch up, call `established`, consume until the
+  /// connection drops.
+  ///
+  /// The session runs in a task of its own and is given up (cancelled, not awaited) when it has not
+  /// started listening within the operation timeout: a lease or a `LISTEN` sent while the server restarts
+  /// can hang far longer than that, and the next attempt must not wait for it.
+  private func listenOnce(established: @escaping @Sendable () -> Void) async throws {
+    let started = ChangeSignal()
+    let noticed = started.generation
+    let session = Task {
+      defer { started.signal() }
+      try await database.client.withConnection { connection in
+        try await connection.listen(on: SharedDatabase.channel) { notifications in
+          try await catchUp()
+          established()
+          started.signal()
+          for try await notification in notifications {
+            await receive(notification.payload)
+          }
+        }
+      }
+    }
+    do {
+      try await withDeadline(database.options.operationTimeout, operation: "listen") {
+        _ = await started.wait(after: noticed)
+      }
+    } catch {
+      session.cancel()
+      throw error
+    }
+    try await withTaskCancellationHandler {
+      try await session.value
+    } onCancel: {
+      session.cancel()
     }
   }
 
