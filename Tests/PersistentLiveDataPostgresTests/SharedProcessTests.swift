@@ -1,0 +1,108 @@
+import Foundation
+import PersistentLiveData
+import PersistentLiveDataPostgres
+import PersistentLiveDataPostgresTesting
+import Testing
+
+/// Replicas in separate processes (`pld-postgres-child`, built with the tests) and in this one share a
+/// database: every version one writes reaches the others through `changes(since:)`, in order, once.
+@Suite(
+  .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
+struct SharedProcessTests {
+  @Test func everyVersionAnotherProcessWritesArrivesHereInOrder() async throws {
+    let fixture = try SharedFixture()
+    let b = fixture.replica()
+    let count = 150
+    let data = try await b.store.liveData("from-child", default: 0)
+    let observed = Recorder<Int>()
+    let observer = await FailureHelpers.record(data, into: observed)
+    let changes = Task {
+      await FailureHelpers.collect(data.changes(since: 0), count: count, within: .seconds(30))
+    }
+    let child = try Self.child("write", fixture, key: "from-child", count: count)
+    let (lines, killed) = await child.finish(within: .seconds(30))
+    #expect(!killed, "the child finished in time")
+    #expect(child.exitCode == 0)
+    #expect(lines == ["done \(count)"])
+
+    let delivered = await changes.value
+    #expect(delivered.error == nil, "\(String(describing: delivered.error))")
+    #expect(delivered.versions.map(\.version) == Array(1...Int64(count)), "each version once, in order")
+    #expect(delivered.versions.map(\.value) == Array(1...count))
+    #expect(await eventually { data.version == Int64(count) && observed.all.last == count })
+    #expect(data.value == count)
+    let values = observed.all
+    #expect(zip(values, values.dropFirst()).allSatisfy(<), "observers: nothing twice, nothing out of order")
+    observer.cancel()
+    await b.shutDown()
+  }
+
+  @Test func anotherProcessObservesEveryVersionWrittenHere() async throws {
+    let fixture = try SharedFixture()
+    let a = fixture.replica()
+    let data = try await a.store.liveData("to-child", default: 0)
+    let count = 100
+    // Half before the child starts (it replays them), half while it listens.
+    for value in 1...count / 2 { try await data.set(value) }
+    let child = try Self.child("observe", fixture, key: "to-child", count: count)
+    let output = Task { await child.finish(within: .seconds(30)) }
+    for value in count / 2 + 1...count { try await data.set(value) }
+    let (lines, killed) = await output.value
+    #expect(!killed, "the child saw version \(count) in time")
+    #expect(child.exitCode == 0)
+    #expect(lines == (1...count).map { "version \($0) value \($0)" } + ["done"])
+    await a.shutDown()
+  }
+
+  @Test func updatesFromTwoOtherProcessesAndThisOneLoseNothing() async throws {
+    let fixture = try SharedFixture()
+    let b = fixture.replica()
+    let data = try await b.store.liveData("counter", default: 0)
+    let perChild = 60
+    let here = 30
+    let total = 2 * perChild + here
+    let changes = Task {
+      await FailureHelpers.collect(data.changes(since: 0), count: total, within: .seconds(60))
+    }
+    let children = try (0..<2).map { _ in
+      try Self.child("increment", fixture, key: "counter", count: perChild)
+    }
+    let outputs = children.map { child in Task { await child.finish(within: .seconds(60)) } }
+    for _ in 0..<here { try await data.update { $0 += 1 } }
+    for (index, (child, output)) in zip(children, outputs).enumerated() {
+      let (lines, killed) = await output.value
+      #expect(!killed, "child #\(index) finished in time")
+      #expect(child.exitCode == 0, "child #\(index): \(lines)")
+      #expect(lines.count == 1 && lines.first?.hasPrefix("done ") == true, "child #\(index): \(lines)")
+    }
+
+    let delivered = await changes.value
+    #expect(delivered.error == nil, "\(String(describing: delivered.error))")
+    #expect(delivered.versions.map(\.version) == Array(1...Int64(total)), "each version once, in order")
+    let lost = delivered.versions.filter { Int64($0.value) != $0.version }.map(\.version)
+    #expect(lost.isEmpty, "each update started from the version before it: \(lost.prefix(10))")
+    #expect(await eventually { data.version == Int64(total) })
+    #expect(data.value == total)
+    let stored = try fixture.psql("SELECT count(*), max(version) FROM pld_values")
+    #expect(stored == "\(total)|\(total)", "one row per version, no gap")
+    await b.shutDown()
+  }
+
+  // MARK: Helpers
+
+  /// Starts `pld-postgres-child MODE ENDPOINT USER DATABASE KEY COUNT` on the fixture's database.
+  static func child(_ mode: String, _ fixture: SharedFixture, key: String, count: Int) throws -> ChildProcess
+  {
+    let endpoint: String
+    switch fixture.server.endpoint {
+    case .socket(let path): endpoint = path
+    case .host(let host, let port): endpoint = "\(host):\(port)"
+    }
+    var environment: [String: String] = [:]
+    if let password = fixture.server.password { environment["PLD_CHILD_PASSWORD"] = password }
+    return try ChildProcess(
+      ChildProcess.postgresChildPath,
+      [mode, endpoint, fixture.server.username, fixture.database, key, "\(count)"],
+      environment: environment)
+  }
+}
