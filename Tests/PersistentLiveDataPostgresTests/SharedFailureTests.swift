@@ -41,12 +41,11 @@ struct SharedFailureTests {
           #expect(await eventually { written[0].version >= before + 5 }, "A writes after restart \(restart)")
         }
       }
-      if let catchUp {
-        let milliseconds =
-          catchUp.components.seconds * 1_000 + catchUp.components.attoseconds / 1_000_000_000_000_000
-        print("POSTGRES restart-catch-up-ms=\(milliseconds)")
-        #expect(catchUp < .seconds(5), "the other replica is current within 5 s of the last restart")
+      // Asserted (< 5 s) in exercise; nil: not within 20 s.
+      let milliseconds = catchUp.map {
+        $0.components.seconds * 1_000 + $0.components.attoseconds / 1_000_000_000_000_000
       }
+      print("POSTGRES restart-catch-up-ms=\(milliseconds.map(String.init) ?? "over-20000")")
       await a.shutDown()
       await b.shutDown()
     }
@@ -433,8 +432,8 @@ enum Outage {
   /// observers saw strictly growing values, `changes(since: 0)` of the first key delivered each version
   /// once, in order, and a write made afterwards still reaches the observer.
   ///
-  /// - Returns: How long after `outage` returned the observer held every version the server held then;
-  ///   nil if it never did.
+  /// - Returns: How long after `outage` returned the observer held every version the server held then
+  ///   (expected within 5 s); nil if it did not within 20 s.
   static func exercise(
     fixture: SharedFixture, writer a: Replica, observer b: Replica, keys: [String],
     outage: @Sendable (_ written: [SharedLiveData<Int>]) async throws -> Void
@@ -456,11 +455,17 @@ enum Outage {
     }
     let ended = ContinuousClock.now
     let atEnd = try await FailureHelpers.stored(fixture)
-    let caughtUp = await eventually(.seconds(5)) {
+    let behind = onB.map(\.version)
+    // Waits longer than it expects, to tell a slow catch-up from none.
+    let caughtUp = await eventually(.seconds(20)) {
       zip(keys, onB).allSatisfy { key, data in data.version >= atEnd[key]?.head ?? 0 }
     }
     let catchUp = caughtUp ? ended.duration(to: .now) : nil
-    #expect(caughtUp, "B holds what the server held right after the outage")
+    let took = catchUp.map { "\($0)" } ?? "over 20 s"
+    let heads = keys.map { atEnd[$0]?.head ?? 0 }
+    #expect(
+      catchUp.map { $0 < .seconds(5) } == true,
+      "B holds what the server held after the outage within 5 s: took \(took) (B \(behind), server \(heads))")
     let resumedAt = onA[0].version
     #expect(await eventually { onA[0].version >= resumedAt + 10 }, "A writes again after the outage")
     let rounds = await writer.stop()

@@ -12,7 +12,9 @@ package struct StoredRow: Sendable, Equatable {
   /// for every row written before the file recorded schema versions.
   package var schemaVersion: Int = 1
 
-  package init(key: String, version: Int64, writtenAtMilliseconds: Int64, payload: Data, schemaVersion: Int = 1) {
+  package init(
+    key: String, version: Int64, writtenAtMilliseconds: Int64, payload: Data, schemaVersion: Int = 1
+  ) {
     self.key = key
     self.version = version
     self.writtenAtMilliseconds = writtenAtMilliseconds

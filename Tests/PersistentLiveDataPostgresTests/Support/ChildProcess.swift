@@ -32,6 +32,10 @@ final class ChildProcess: @unchecked Sendable {
   init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
     var fds: [Int32] = [0, 0]
     guard pipe(&fds) == 0 else { throw POSIXError(.EIO) }
+    // Close-on-exec: a server another test starts meanwhile (pg_ctl, postgres) inherits every descriptor
+    // that is not, and would hold the write end open, so that the output never ended. dup2 in the child
+    // clears the flag on its stdout and stderr.
+    for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
