@@ -17,12 +17,18 @@ import PostgresNIO
 /// ```
 struct SharedListener: Sendable {
   let database: SharedDatabase
+  private let refreshRequests = RefreshRequests()
+
+  init(database: SharedDatabase) {
+    self.database = database
+  }
 
   func run() async throws {
     try await prepareSchema()
     await withTaskGroup(of: Void.self) { group in
       group.addTask { await listen() }
       group.addTask { await catchUpPeriodically() }
+      group.addTask { await refreshNotifiedKeys() }
       await group.next()
       group.cancelAll()
     }
@@ -152,11 +158,28 @@ struct SharedListener: Sendable {
     guard let key, let instance = database.registry.instance(for: key), version > instance.version else {
       return
     }
-    do {
-      try await bringUp(instance)
-    } catch {
-      // The periodic catch-up reads it again.
-      database.logger.debug("Reading a notified version failed", metadata: ["error": "\(error)"])
+    // Read elsewhere: a read sent as the server restarts can hang until its deadline, and this loop must
+    // notice at once that its connection dropped.
+    refreshRequests.request(instance)
+  }
+
+  /// Reads the rows of notified keys, a batch at a time, concurrently; a read that fails is left to the
+  /// next catch-up.
+  private func refreshNotifiedKeys() async {
+    while !Task.isCancelled {
+      let batch = await refreshRequests.next()
+      guard !batch.isEmpty else { return }
+      await withTaskGroup(of: Void.self) { group in
+        for instance in batch {
+          group.addTask {
+            do {
+              try await bringUp(instance)
+            } catch {
+              database.logger.debug("Reading a notified version failed", metadata: ["error": "\(error)"])
+            }
+          }
+        }
+      }
     }
   }
 
@@ -165,5 +188,30 @@ struct SharedListener: Sendable {
     instance.receive(row, onMainActor: false).notifyObservers()
     // A version this replica cannot decode is logged once, not at every catch-up.
     if instance.version < row.version { database.noteUndecodable(key: instance.key, version: row.version) }
+  }
+}
+
+/// The live values a notification said are behind, collected until the reader takes them: a burst of
+/// notifications of one key becomes one read.
+final class RefreshRequests: Sendable {
+  private let pending = Locked<[String: any StoredLiveValue]>([:])
+  private let signal = ChangeSignal()
+
+  func request(_ instance: any StoredLiveValue) {
+    pending.withLock { $0[instance.key] = instance }
+    signal.signal()
+  }
+
+  /// The requested values, waiting for one if there are none; empty when the task is cancelled.
+  func next() async -> [any StoredLiveValue] {
+    while true {
+      let seen = signal.generation
+      let batch = pending.withLock { pending in
+        defer { pending.removeAll() }
+        return Array(pending.values)
+      }
+      if !batch.isEmpty { return batch }
+      guard await signal.wait(after: seen) else { return [] }
+    }
   }
 }

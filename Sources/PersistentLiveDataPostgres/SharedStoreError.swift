@@ -40,9 +40,13 @@ public enum SharedStoreError: Error, CustomStringConvertible, LocalizedError, Se
     case .serverUnavailable(let operation, let reason):
       "\(operation): the PostgreSQL server is unavailable (\(reason)); nothing changed in memory — "
         + "retry once it is reachable"
-    case .timedOut(let operation, let after):
-      "\(operation) did not finish within \(after) (PostgresStoreOptions.operationTimeout); a write may or "
+    case .timedOut(let operation, let after)
+    where ["set", "update", "rollback", "transaction"].contains(operation):
+      "\(operation) did not finish within \(after) (PostgresStoreOptions.operationTimeout); the write may or "
         + "may not have been committed — the store catches up with the server, read the value again"
+    case .timedOut(let operation, let after):
+      "\(operation) did not finish within \(after) (PostgresStoreOptions.operationTimeout); nothing was "
+        + "changed — retry once the server answers again"
     case .server(let operation, let code, let message):
       "\(operation): the PostgreSQL server refused it (SQLSTATE \(code)): \(message)"
     case .schemaTooNew(let found, let supported):

@@ -239,7 +239,7 @@ public final class PostgresTestServer: Sendable {
   }
 
   private func serverOptions(_ root: String) -> String {
-    "-k \(root) -c listen_addresses='' -p 5432 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400"
+    "-k \(root) -c listen_addresses='' -p 5432 -c fsync=off -c full_page_writes=off -c max_connections=400"
   }
 
   private func startServer() throws {
