@@ -76,7 +76,11 @@ final class SharedDatabase: Sendable {
       return created
     }
     do {
-      try await bounded("prepare the schema") { try await task.value }
+      // Creating tables may take longer than an ordinary call (a loaded server, a lock held by another
+      // replica that migrates): at least a minute.
+      try await bounded("prepare the schema", timeout: max(options.operationTimeout, .seconds(60))) {
+        try await task.value
+      }
       schemaReady.withLock { $0 = true }
     } catch {
       schemaTask.withLock { if $0 == task { $0 = nil } }
@@ -239,10 +243,10 @@ final class SharedDatabase: Sendable {
   /// Runs a call to the server under the operation timeout, turning driver errors into
   /// ``SharedStoreError``.
   func bounded<Result: Sendable>(
-    _ operation: String, _ body: @escaping @Sendable () async throws -> Result
+    _ operation: String, timeout: Duration? = nil, _ body: @escaping @Sendable () async throws -> Result
   ) async throws -> Result {
     do {
-      return try await withDeadline(options.operationTimeout, operation: operation, body)
+      return try await withDeadline(timeout ?? options.operationTimeout, operation: operation, body)
     } catch {
       throw Self.translate(error, operation: operation)
     }

@@ -200,7 +200,10 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
 
   /// Moves memory to a version this replica committed, notifies, and wakes `changes(since:)` readers.
   func apply(_ newValue: Value, version: Int64, onMainActor: Bool) {
-    advance(to: newValue, version: version, onMainActor: onMainActor).notifyObservers()
+    var effect = advance(to: newValue, version: version, onMainActor: onMainActor)
+    // A catch-up may have brought this version in first: observers still hear of it before this returns.
+    if effect.isEmpty { effect = pendingDelivery(onMainActor: onMainActor) }
+    effect.notifyObservers()
     database.changeSignal.signal()
   }
 }

@@ -25,4 +25,19 @@ extension LiveData: CommitNotifying {
     guard let mustSchedule else { return .none }
     return CommitEffect(target: self, onMainActor: onMainActor, mustSchedule: mustSchedule)
   }
+
+  /// A delivery of whatever observers have not seen yet, synchronous when `onMainActor`; none otherwise.
+  ///
+  /// For a writer on the main actor whose version reached memory another way first (a backend that
+  /// learned of the commit before the write returned): its observers are still called before the write
+  /// returns, and nobody hears of a version twice.
+  ///
+  /// ```swift
+  /// var effect = data.advance(to: value, version: 8, onMainActor: true)
+  /// if effect.isEmpty { effect = data.pendingDelivery(onMainActor: true) }
+  /// effect.notifyObservers()
+  /// ```
+  package func pendingDelivery(onMainActor: Bool) -> CommitEffect {
+    onMainActor ? CommitEffect(target: self, onMainActor: true, mustSchedule: false) : .none
+  }
 }
