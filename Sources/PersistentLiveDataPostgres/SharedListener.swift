@@ -163,8 +163,7 @@ struct SharedListener: Sendable {
     refreshRequests.request(instance)
   }
 
-  /// Reads the rows of notified keys, a batch at a time, concurrently; a read that fails is left to the
-  /// next catch-up.
+  /// Reads the rows of notified keys, a batch at a time, concurrently; a read that fails is tried again.
   private func refreshNotifiedKeys() async {
     while !Task.isCancelled {
       let batch = await refreshRequests.next()
@@ -175,7 +174,10 @@ struct SharedListener: Sendable {
             do {
               try await bringUp(instance)
             } catch {
+              // A pooled connection the restart killed, say: read it again shortly.
               database.logger.debug("Reading a notified version failed", metadata: ["error": "\(error)"])
+              try? await Task.sleep(for: .milliseconds(100))
+              if !Task.isCancelled { refreshRequests.request(instance) }
             }
           }
         }

@@ -481,9 +481,12 @@ enum Outage {
         versions.lowest == 1 && versions.highest == versions.head, "\(key): versions 1 … \(versions.head)")
     }
     for (replica, values) in [("A", onA), ("B", onB)] {
-      let current = await eventually(.seconds(5)) {
-        zip(keys, values).allSatisfy { key, data in
-          data.version == stored[key]?.head && "\(data.value)" == stored[key]?.latestPayload
+      // Read the server again each time: a write the restart left in flight (and its caller gave up on)
+      // may still commit after the snapshot above.
+      let current = try await eventually(.seconds(5)) {
+        let latest = try await FailureHelpers.stored(fixture)
+        return zip(keys, values).allSatisfy { key, data in
+          data.version == latest[key]?.head && "\(data.value)" == latest[key]?.latestPayload
         }
       }
       #expect(current, "\(replica) ends on the latest version and value of every key")
