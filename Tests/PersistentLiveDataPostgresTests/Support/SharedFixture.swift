@@ -95,7 +95,7 @@ final class Replica: Sendable {
 /// Polls `condition` every 2 ms until it holds or `limit` passes (four times as long under a sanitizer,
 /// whose slowdown is not the store's); returns whether it held.
 func eventually(
-  _ limit: Duration = .seconds(10), _ condition: @Sendable () async throws -> Bool
+  _ limit: Duration = .seconds(30), _ condition: @Sendable () async throws -> Bool
 ) async rethrows -> Bool {
   let underSanitizer = ProcessInfo.processInfo.environment["PLD_TESTS_UNDER_SANITIZER"] != nil
   let deadline = ContinuousClock.now + (underSanitizer ? limit * 4 : limit)
