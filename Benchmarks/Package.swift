@@ -17,7 +17,7 @@ let package = Package(
     // links the system libsqlite3 through its own system-library target (module GRDBSQLite), like
     // the library (PLDSQLite3) and the raw baseline (PLDBenchSQLite3): one SQLite in the process.
     .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
-    .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
+    .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
   ],
   targets: [
     // The system libsqlite3 for the raw baseline, under a module name no other package uses.
