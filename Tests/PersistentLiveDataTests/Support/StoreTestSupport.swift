@@ -32,9 +32,20 @@ func permissions(_ path: String) -> mode_t? {
   return info.st_mode & 0o7777
 }
 
+/// Writes `data` to `path`. The descriptor is close-on-exec: a child process another test starts at
+/// the same moment must not inherit it (on a small file system, an inherited descriptor keeps a
+/// removed file's blocks in use until that child exits).
 func writeFile(_ path: String, _ data: Data) throws {
-  guard FileManager.default.createFile(atPath: path, contents: data) else {
-    throw TestSupportError("cannot write \(path)")
+  let descriptor = open(path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0o644)
+  guard descriptor >= 0 else { throw TestSupportError("cannot write \(path): errno \(errno)") }
+  defer { close(descriptor) }
+  var offset = 0
+  while offset < data.count {
+    let written = data.withUnsafeBytes { bytes in
+      write(descriptor, bytes.baseAddress.map { $0 + offset }, data.count - offset)
+    }
+    guard written > 0 else { throw TestSupportError("cannot write \(path): errno \(errno)") }
+    offset += written
   }
 }
 
@@ -150,11 +161,13 @@ final class SmallFileSystem {
     mounted = true
   }
 
-  /// Writes a file until the file system is full; returns its path.
+  /// Writes a file until the file system is full; returns its path. The descriptor is close-on-exec:
+  /// a child process started meanwhile by another test would otherwise keep the filler's blocks in
+  /// use after the test removes it.
   @discardableResult
   func fill(name: String = "filler") throws -> String {
     let filler = "\(path)/\(name)"
-    let descriptor = open(filler, O_CREAT | O_WRONLY | O_TRUNC, 0o600)
+    let descriptor = open(filler, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0o600)
     guard descriptor >= 0 else { throw TestSupportError("cannot create filler: errno \(errno)") }
     defer { close(descriptor) }
     for chunkSize in [65_536, 4_096, 512, 1] {
