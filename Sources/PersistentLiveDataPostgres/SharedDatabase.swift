@@ -14,6 +14,20 @@ struct SharedWrite: Sendable {
   var expectedVersion: Int64?
 }
 
+/// Where a read goes: to any connection of the pool, or to one connection the caller holds (the
+/// listener reads on the connection it listens on, which it knows is alive).
+enum ReadRoute: Sendable {
+  case pool
+  case connection(PostgresConnection)
+
+  func query(_ query: PostgresQuery, client: PostgresClient) async throws -> PostgresRowSequence {
+    switch self {
+    case .pool: try await client.query(query, logger: SharedSchema.quiet)
+    case .connection(let connection): try await connection.query(query, logger: SharedSchema.quiet)
+    }
+  }
+}
+
 /// The version a write committed as, and when.
 struct CommittedVersion: Sendable {
   let version: Int64
@@ -153,8 +167,9 @@ final class SharedDatabase: Sendable {
   // MARK: Reads
 
   /// The newest row of `key`; nil if it was never written.
-  func latestRow(key: String) async throws -> StoredRow? {
-    try await rows(SharedStatements.latest(keyHash: KeyHash.of(key)), key: key, operation: "read").first
+  func latestRow(key: String, via route: ReadRoute = .pool) async throws -> StoredRow? {
+    try await rows(SharedStatements.latest(keyHash: KeyHash.of(key)), key: key, operation: "read", via: route)
+      .first
   }
 
   /// The row of `key` at `version`; nil if it was never written or was pruned.
@@ -192,21 +207,23 @@ final class SharedDatabase: Sendable {
   }
 
   /// The latest version on the server of each of the given key hashes that was ever written.
-  func heads(of hashes: [String]) async throws -> [String: Int64] {
+  func heads(of hashes: [String], via route: ReadRoute = .pool) async throws -> [String: Int64] {
     try await bounded("catch up") { [client] in
       var heads: [String: Int64] = [:]
-      let rows = try await client.query(
-        "SELECT key_hash, version FROM pld_heads WHERE key_hash = ANY(\(hashes))", logger: SharedSchema.quiet)
+      let rows = try await route.query(
+        "SELECT key_hash, version FROM pld_heads WHERE key_hash = ANY(\(hashes))", client: client)
       for try await (hash, version) in rows.decode((String, Int64).self) { heads[hash] = version }
       return heads
     }
   }
 
-  private func rows(_ query: PostgresQuery, key: String, operation: String) async throws -> [StoredRow] {
+  private func rows(
+    _ query: PostgresQuery, key: String, operation: String, via route: ReadRoute = .pool
+  ) async throws -> [StoredRow] {
     try await ensureSchema()
     return try await bounded(operation) { [client] in
       var rows: [StoredRow] = []
-      let sequence = try await client.query(query, logger: SharedSchema.quiet)
+      let sequence = try await route.query(query, client: client)
       for try await (version, payload, schemaVersion, milliseconds) in sequence.decode(
         (Int64, String, Int, Int64).self)
       {

@@ -12,12 +12,20 @@ import PostgresNIO
 /// `VERSION ORIGIN k KEY` or `VERSION ORIGIN h HASH`; the row itself is read only when the version is
 /// newer than memory.
 ///
+/// Everything a listening session reads goes over the connection it listens on: that connection is
+/// known to be alive while notifications arrive, and when it drops, its reads end with it and the next
+/// session's catch-up replaces them. (A pooled connection leased while the server restarts can hang a
+/// read until its deadline.) While it listens, the connection's `application_name` is `pld-listener`.
+///
 /// ```swift
 /// try await SharedListener(database: database).run()   // until cancelled
 /// ```
 struct SharedListener: Sendable {
+  /// The `application_name` of a listening connection while it listens: `pg_stat_activity` shows each
+  /// replica's listener under it.
+  static let applicationName = "pld-listener"
+
   let database: SharedDatabase
-  private let refreshRequests = RefreshRequests()
 
   init(database: SharedDatabase) {
     self.database = database
@@ -28,7 +36,6 @@ struct SharedListener: Sendable {
     await withTaskGroup(of: Void.self) { group in
       group.addTask { await listen() }
       group.addTask { await catchUpPeriodically() }
-      group.addTask { await refreshNotifiedKeys() }
       await group.next()
       group.cancelAll()
     }
@@ -95,13 +102,16 @@ struct SharedListener: Sendable {
     let session = Task {
       defer { started.signal() }
       try await database.client.withConnection { connection in
+        try await connection.query(
+          "SET application_name = '\(unescaped: SharedListener.applicationName)'", logger: SharedSchema.quiet)
+        // Never handed back to the pool: it may be broken (a read on it failed) and it is named.
+        defer { let _: EventLoopFuture<Void> = connection.close() }
         try await connection.listen(on: SharedDatabase.channel) { notifications in
-          try await catchUp()
+          let route = ReadRoute.connection(connection)
+          try await catchUp(via: route)
           established()
           started.signal()
-          for try await notification in notifications {
-            await receive(notification.payload)
-          }
+          try await consume(notifications, readingOn: route)
         }
       }
     }
@@ -120,12 +130,34 @@ struct SharedListener: Sendable {
     }
   }
 
+  /// Takes notifications until the connection drops, and reads the rows they announce beside it. The
+  /// reads are children of this call: none is left running on the connection once it is handed back.
+  private func consume(
+    _ notifications: PostgresNotificationSequence, readingOn route: ReadRoute
+  ) async throws {
+    let reads = NotifiedReads()
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      group.addTask {
+        for try await notification in notifications {
+          receive(notification.payload, into: reads)
+        }
+      }
+      group.addTask {
+        try await reads.perform { instance in try await bringUp(instance, via: route) }
+      }
+      defer { group.cancelAll() }
+      // The first to end is the notifications (the connection dropped) or a read that failed (the
+      // connection is gone or stuck, and its notifications may never end): the other ends with it.
+      try await group.next()
+    }
+  }
+
   private func catchUpPeriodically() async {
     while !Task.isCancelled {
       try? await Task.sleep(for: database.options.catchUpInterval)
       if Task.isCancelled { return }
       do {
-        try await catchUp()
+        try await catchUp(via: .pool)
       } catch {
         database.logger.debug("Catch-up failed", metadata: ["error": "\(SharedDatabase.describe(error))"])
       }
@@ -133,23 +165,23 @@ struct SharedListener: Sendable {
   }
 
   /// Compares every live key's version with the server's and reads those that are behind.
-  func catchUp() async throws {
+  func catchUp(via route: ReadRoute) async throws {
     let live = database.registry.liveInstances
     database.changeSignal.signal()
     guard !live.isEmpty else { return }
     let byHash = Dictionary(live.map { (KeyHash.of($0.key), $0) }, uniquingKeysWith: { first, _ in first })
-    let heads = try await database.heads(of: Array(byHash.keys))
+    let heads = try await database.heads(of: Array(byHash.keys), via: route)
     for (hash, version) in heads {
       guard let instance = byHash[hash], version > instance.version,
         database.undecodableVersion(of: instance.key) != version
       else { continue }
-      try await bringUp(instance)
+      try await bringUp(instance, via: route)
     }
   }
 
   /// Handles one notification: `VERSION ORIGIN k KEY` or `VERSION ORIGIN h HASH`. This store's own
   /// writes moved memory and woke its readers already.
-  private func receive(_ payload: String) async {
+  private func receive(_ payload: String, into reads: NotifiedReads) {
     let parts = payload.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
     guard parts.count == 4, let version = Int64(parts[0]), parts[1] != database.origin else { return }
     database.changeSignal.signal()
@@ -158,62 +190,66 @@ struct SharedListener: Sendable {
     guard let key, let instance = database.registry.instance(for: key), version > instance.version else {
       return
     }
-    // Read elsewhere: a read sent as the server restarts can hang until its deadline, and this loop must
-    // notice at once that its connection dropped.
-    refreshRequests.request(instance)
+    // Read beside this loop: it must notice at once that its connection dropped.
+    reads.request(instance)
   }
 
-  /// Reads the rows of notified keys, a batch at a time, concurrently; a read that fails is tried again.
-  private func refreshNotifiedKeys() async {
-    while !Task.isCancelled {
-      let batch = await refreshRequests.next()
-      guard !batch.isEmpty else { return }
-      await withTaskGroup(of: Void.self) { group in
-        for instance in batch {
-          group.addTask {
-            do {
-              try await bringUp(instance)
-            } catch {
-              // A pooled connection the restart killed, say: read it again shortly.
-              database.logger.debug("Reading a notified version failed", metadata: ["error": "\(error)"])
-              try? await Task.sleep(for: .milliseconds(100))
-              if !Task.isCancelled { refreshRequests.request(instance) }
-            }
-          }
-        }
-      }
-    }
-  }
-
-  private func bringUp(_ instance: any StoredLiveValue) async throws {
-    guard let row = try await database.latestRow(key: instance.key) else { return }
+  private func bringUp(_ instance: any StoredLiveValue, via route: ReadRoute) async throws {
+    guard let row = try await database.latestRow(key: instance.key, via: route) else { return }
     instance.receive(row, onMainActor: false).notifyObservers()
     // A version this replica cannot decode is logged once, not at every catch-up.
     if instance.version < row.version { database.noteUndecodable(key: instance.key, version: row.version) }
   }
 }
 
-/// The live values a notification said are behind, collected until the reader takes them: a burst of
-/// notifications of one key becomes one read.
-final class RefreshRequests: Sendable {
-  private let pending = Locked<[String: any StoredLiveValue]>([:])
+/// The live values notifications said are behind, read one task per key: a burst of notifications of
+/// a key becomes one read (and one more if another came during it), and a slow read holds up no other
+/// key.
+final class NotifiedReads: Sendable {
+  private struct State {
+    var waiting: [String: any StoredLiveValue] = [:]
+    var reading: Set<String> = []
+    var failure: (any Error)?
+  }
+
+  private let state = Locked(State())
   private let signal = ChangeSignal()
 
   func request(_ instance: any StoredLiveValue) {
-    pending.withLock { $0[instance.key] = instance }
+    state.withLock { $0.waiting[instance.key] = instance }
     signal.signal()
   }
 
-  /// The requested values, waiting for one if there are none; empty when the task is cancelled.
-  func next() async -> [any StoredLiveValue] {
-    while true {
-      let seen = signal.generation
-      let batch = pending.withLock { pending in
-        defer { pending.removeAll() }
-        return Array(pending.values)
+  /// Reads every requested value with `read` until the calling task is cancelled, or throws the first
+  /// read's failure (the others are cancelled): the reads share one connection, and a failed read means
+  /// that connection is gone or stuck.
+  func perform(_ read: @escaping @Sendable (any StoredLiveValue) async throws -> Void) async throws {
+    try await withThrowingDiscardingTaskGroup { group in
+      while true {
+        let seen = signal.generation
+        let (ready, failure) = state.withLock { state in
+          let ready = state.waiting.filter { !state.reading.contains($0.key) }
+          for key in ready.keys {
+            state.waiting[key] = nil
+            state.reading.insert(key)
+          }
+          return (ready, state.failure)
+        }
+        if let failure { throw failure }
+        for (key, instance) in ready {
+          group.addTask {
+            do {
+              try await read(instance)
+            } catch {
+              self.state.withLock { state in state.failure = state.failure ?? error }
+            }
+            self.state.withLock { _ = $0.reading.remove(key) }
+            self.signal.signal()
+          }
+        }
+        guard await signal.wait(after: seen) else { break }
       }
-      if !batch.isEmpty { return batch }
-      guard await signal.wait(after: seen) else { return [] }
+      group.cancelAll()
     }
   }
 }
