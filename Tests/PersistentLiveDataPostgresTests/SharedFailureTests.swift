@@ -463,9 +463,13 @@ enum Outage {
     let catchUp = caughtUp ? ended.duration(to: .now) : nil
     let took = catchUp.map { "\($0)" } ?? "over 20 s"
     let heads = keys.map { atEnd[$0]?.head ?? 0 }
+    // The goal is 250 ms (the benchmark measures it); 5 s tells a slow catch-up on a loaded machine from
+    // a stuck one.
+    let bound = sanitizerScaled(.seconds(5))
     #expect(
-      catchUp.map { $0 < .seconds(5) } == true,
-      "B holds what the server held after the outage within 5 s: took \(took) (B \(behind), server \(heads))")
+      catchUp.map { $0 < bound } == true,
+      "B holds what the server held after the outage within \(bound): took \(took) (B \(behind), server \(heads))"
+    )
     let resumedAt = onA[0].version
     #expect(await eventually { onA[0].version >= resumedAt + 10 }, "A writes again after the outage")
     let rounds = await writer.stop()

@@ -97,11 +97,16 @@ final class Replica: Sendable {
 func eventually(
   _ limit: Duration = .seconds(30), _ condition: @Sendable () async throws -> Bool
 ) async rethrows -> Bool {
-  let underSanitizer = ProcessInfo.processInfo.environment["PLD_TESTS_UNDER_SANITIZER"] != nil
-  let deadline = ContinuousClock.now + (underSanitizer ? limit * 4 : limit)
+  let deadline = ContinuousClock.now + sanitizerScaled(limit)
   while ContinuousClock.now < deadline {
     if try await condition() { return true }
     try? await Task.sleep(for: .milliseconds(2))
   }
   return try await condition()
+}
+
+/// `limit`, or four times it when the tests run under a sanitizer (`PLD_TESTS_UNDER_SANITIZER`), which
+/// slows every thread down several times.
+func sanitizerScaled(_ limit: Duration) -> Duration {
+  ProcessInfo.processInfo.environment["PLD_TESTS_UNDER_SANITIZER"] != nil ? limit * 4 : limit
 }
