@@ -178,6 +178,20 @@ enum POSIX {
     return (status, Array(bytes.prefix(filled)))
   }
 
+  /// Flushes `path` (a file, or a folder and so the names in it) to the disk: `fsync(2)`.
+  ///
+  /// ```swift
+  /// try POSIX.synchronize("/backups/state.db")
+  /// try POSIX.synchronize("/backups")   // the new file's name
+  /// ```
+  /// - Throws: ``Failure`` from `open` or `fsync`.
+  static func synchronize(_ path: String) throws(Failure) {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { throw Failure(operation: "open", code: errno) }
+    defer { close(descriptor) }
+    guard fsync(descriptor) == 0 else { throw Failure(operation: "fsync", code: errno) }
+  }
+
   /// Creates an empty file at `path` with `permissions`, failing if anything is already there (a
   /// symbolic link included): `open(O_CREAT | O_EXCL | O_NOFOLLOW)`.
   ///

@@ -178,6 +178,23 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
     try write(restored, payload: payload, expectedVersion: nil, isolation: isolation)
   }
 
+  /// Writes the default value given to ``PersistentStore/liveData(_:default:)`` as a new version.
+  ///
+  /// Like every write, it keeps the history: the versions before it stay, and
+  /// ``rollback(to:isolation:)`` undoes the reset. Observers hear of it like any other version.
+  ///
+  /// ```swift
+  /// let theme = try store.liveData("theme", default: "light")
+  /// try theme.set("dark")     // version 1
+  /// try theme.reset()         // version 2: "light"
+  /// try theme.rollback(to: 1) // version 3: "dark" again
+  /// ```
+  /// - Parameter isolation: The caller's isolation, filled in by the compiler.
+  /// - Throws: As ``set(_:isolation:)``; nothing has changed then.
+  public func reset(isolation: isolated (any Actor)? = #isolation) throws {
+    try set(defaultValue, isolation: isolation)
+  }
+
   // MARK: Internals
 
   /// The value and version a read-modify-write starts from: what this thread's running transaction wrote

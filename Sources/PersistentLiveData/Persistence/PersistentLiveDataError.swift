@@ -174,6 +174,16 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
   /// }
   /// ```
   case migrationFailed(path: String, version: Int, name: String, reason: String)
+  /// Something is already at `path`, where ``PersistentStore/backup(to:)`` was to create its copy (a
+  /// file, even an empty one, a folder or a symbolic link): a backup never overwrites anything. Nothing
+  /// was written.
+  ///
+  /// ```swift
+  /// catch PersistentLiveDataError.fileExists(let path) {
+  ///   log("\(path) exists; choose a new name for the backup")
+  /// }
+  /// ```
+  case fileExists(path: String)
 
   /// One sentence naming what failed and where.
   ///
@@ -246,6 +256,9 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
     case .migrationFailed(let path, let version, let name, let reason):
       return
         "Migration \(version) (\(EscapedText.quotedForMessage(name))) of \(EscapedText.quotedForMessage(path)) failed (\(reason)); it was rolled back, leaving the file at schema version \(version - 1): report the cause to the app's developers."
+    case .fileExists(let path):
+      return
+        "\(EscapedText.quotedForMessage(path)) already exists; a backup never overwrites anything: choose a new path or move that one away."
     }
   }
 

@@ -160,6 +160,31 @@ public final class PersistentStore: Sendable {
     try database.flush()
   }
 
+  /// Copies the store into a new single-file database at `path`, while it is in use.
+  ///
+  /// The copy holds every commit made before the call began — also those still in the `-wal` file — with
+  /// every key, version and `writtenAt`, and opens as a store like the original. Other threads and
+  /// processes keep writing meanwhile (the copy is made from a read transaction of its own connection);
+  /// their later commits are not in it. `backup` never overwrites: if anything is at `path` (a file, even
+  /// an empty one, a folder, a symbolic link) it throws ``PersistentLiveDataError/fileExists(path:)``.
+  /// The copy is synced to the disk before `backup` returns; a failed backup leaves no file behind.
+  ///
+  /// Copying `state.db` with `cp` while a store has it open (or after a process exited without
+  /// ``close()``) can miss the commits still in `state.db-wal`: use `backup(to:)` or
+  /// `pld-tool backup`.
+  ///
+  /// ```swift
+  /// let store = try PersistentStore(path: "/var/lib/flags/state.db")
+  /// try store.backup(to: "/var/backups/flags-2026-11-25.db")
+  /// let copy = try PersistentStore(path: "/var/backups/flags-2026-11-25.db")   // every key and version
+  /// ```
+  /// - Parameter path: Where to create the copy; its folder must exist.
+  /// - Throws: ``PersistentLiveDataError/fileExists(path:)``, `diskFull`, `readOnly` or `cannotOpen` (for
+  ///   `path`), ``PersistentLiveDataError/storeClosed(path:)``, or a storage error of the store.
+  public func backup(to path: String) throws {
+    try database.backup(to: path)
+  }
+
   /// Closes the file. Afterwards `set`, `update`, `liveData` and the other store calls throw
   /// ``PersistentLiveDataError/storeClosed(path:)``; live data keep their last value. Idempotent.
   ///
