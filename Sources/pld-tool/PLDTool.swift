@@ -22,20 +22,44 @@ struct PLDTool: ParsableCommand {
       pld-tool --version
       """,
     discussion: """
-      Read commands (inspect, keys, get, history, diff, export, verify, watch) open the file read-only \
-      and leave it byte-for-byte unchanged, also while an application writes to it. Write commands (set, \
-      rollback, prune, import) write new versions through the library, like an application's set. \
-      Every command accepts --json for machine-readable output. Exit status: 0 on success, 1 on an \
-      error or when verify finds a problem, 64 on a usage error.
+      Read commands (inspect, keys, get, history, diff, export, verify, watch, backup) open the file \
+      read-only and leave it byte-for-byte unchanged, also while an application writes to it. Write \
+      commands (set, rollback, prune, import) write new versions through the library, like an application's set. \
+      set and import write only to an existing store unless --create is given. Every command accepts \
+      --json for machine-readable output. Exit status: 0 on success; 1 on an error or when verify \
+      finds a problem; 64 on a usage error (no command, an unknown command, or a missing, extra or \
+      invalid argument or option).
       """,
     subcommands: [
       Inspect.self, Keys.self, Get.self, History.self, Diff.self, Set.self, Rollback.self, Prune.self,
-      Export.self, Import.self, Verify.self, Watch.self,
+      Export.self, Import.self, Verify.self, Watch.self, Backup.self,
     ]
   )
 
+  /// Only reached without a command, which ``execute(_:console:)`` answers first; kept as ArgumentParser's
+  /// default for a command with subcommands.
   func run() throws {
     throw CleanExit.helpRequest(self)
+  }
+
+  /// The names the first argument may take: every subcommand's and ArgumentParser's `help`.
+  static var commandNames: [String] {
+    configuration.subcommands.map { $0._commandName } + ["help"]
+  }
+
+  /// The usage error of a command line that names no known command, or nil.
+  ///
+  /// ArgumentParser itself answers an empty command line with the help on standard output and status 0,
+  /// and an unknown command with `Error: 2 unexpected arguments: 'frob', 'app.db'`: both are usage errors
+  /// here (status 64). An empty command line prints the help on standard error; an unknown command is
+  /// named, with the list of commands, the usage and the hint ArgumentParser gives for usage errors.
+  static func missingOrUnknownCommand(_ arguments: [String], columns: Int?) -> String? {
+    guard let first = arguments.first else { return helpMessage(columns: columns) }
+    guard !first.hasPrefix("-"), !commandNames.contains(first) else { return nil }
+    let commands = configuration.subcommands.map { $0._commandName }.joined(separator: ", ")
+    let error = ValidationError(
+      "Unknown command '\(TerminalText.escaped(first))'; the commands are \(commands).")
+    return fullMessage(for: error, columns: columns)
   }
 
   /// Runs the command line of the process and exits with its status.
@@ -47,7 +71,8 @@ struct PLDTool: ParsableCommand {
   /// status — exactly what the `pld-tool` binary does, so tests can run commands in process.
   ///
   /// Help and `--version` go to standard output with status 0; errors go to standard error as
-  /// ArgumentParser formats them (`Error: …`, with the usage for usage errors).
+  /// ArgumentParser formats them (`Error: …`, with the usage for usage errors). No command at all is a
+  /// usage error: the help goes to standard error, with status 64.
   static func execute(_ arguments: [String], console: Console) -> Int32 {
     Console.$current.withValue(console) {
       // `--version` is answered here rather than by ArgumentParser: with `CommandConfiguration.version`
@@ -58,6 +83,12 @@ struct PLDTool: ParsableCommand {
         console.flush()
         return ExitCode.success.rawValue
       }
+      let columns = console.handlesSignals ? nil : 80
+      if let usage = missingOrUnknownCommand(arguments, columns: columns) {
+        console.writeError(usage + "\n")
+        console.flush()
+        return ExitCode.validationFailure.rawValue
+      }
       do {
         var command = try parseAsRoot(arguments)
         try command.run()
@@ -65,7 +96,7 @@ struct PLDTool: ParsableCommand {
         return ExitCode.success.rawValue
       } catch {
         let status = exitCode(for: error)
-        let message = fullMessage(for: error, columns: console.handlesSignals ? nil : 80)
+        let message = fullMessage(for: error, columns: columns)
         if !message.isEmpty {
           if status == .success {
             console.writeLine(message)

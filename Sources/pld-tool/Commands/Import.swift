@@ -13,13 +13,16 @@ extension PLDTool {
         current schema version is used (1 for a new key); other fields are ignored and versions are \
         numbered by the store. Lines are written in \
         file order in one transaction: if any line is invalid, nothing is written. Blank lines are \
-        skipped. A missing database file is created. Pass - as FILE to read standard input.
+        skipped. The store must exist: a missing database file is an error, and nothing is created, \
+        unless --create is given. Pass - as FILE to read standard input.
         """)
 
     @OptionGroup var options: DatabaseOptions
 
     @Argument(help: ArgumentHelp("The JSON Lines file, or - for standard input.", valueName: "file"))
     var file: String
+
+    @OptionGroup var creation: CreateOption
 
     /// One line to import.
     struct Entry {
@@ -31,8 +34,9 @@ extension PLDTool {
     }
 
     func run() throws {
+      try StoreAccess.checkPresence(options.database, ifMissing: creation.ifMissing)
       let entries = try Self.parse(try readInput(), file: file)
-      let store = try StoreAccess.store(options.database, create: true)
+      let store = try StoreAccess.store(options.database, ifMissing: creation.ifMissing)
       let progress = Progress("importing", total: entries.count)
       var latest: [(key: String, version: Int64)] = []
       var indexByKey: [String: Int] = [:]

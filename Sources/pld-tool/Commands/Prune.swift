@@ -25,7 +25,7 @@ extension PLDTool {
       let keys = try key.map { key in [try inspector.keyStatistics(for: key).key] } ?? inspector.keys()
       inspector.close()
 
-      let store = try StoreAccess.store(options.database, create: false)
+      let store = try StoreAccess.store(options.database, ifMissing: .fail)
       let progress = Progress("pruning", total: keys.count)
       var deleted = 0
       do {
@@ -50,9 +50,16 @@ extension PLDTool {
           ]))
         return
       }
-      let scope = key.map { "key \(TerminalText.key($0))" } ?? HumanFormat.count(keys.count, "key")
-      console.writeLine(
-        "Deleted \(HumanFormat.count(deleted, "version")) of \(scope); kept the newest \(keep) of each.")
+      let deletedVersions = HumanFormat.count(deleted, "version")
+      if let key {
+        console.writeLine(
+          "Deleted \(deletedVersions) of key \(TerminalText.key(key)); kept its newest "
+            + "\(HumanFormat.count(keep, "version")).")
+      } else {
+        console.writeLine(
+          "Deleted \(deletedVersions) of \(HumanFormat.count(keys.count, "key")); kept the newest \(keep) "
+            + "of each.")
+      }
     }
   }
 }

@@ -21,7 +21,7 @@ extension PLDTool {
       _ = try inspector.row(key: key, version: version)
       inspector.close()
 
-      let store = try StoreAccess.store(options.database, create: false)
+      let store = try StoreAccess.store(options.database, ifMissing: .fail)
       let written = try store.rollbackJSON(key: key, to: version)
       try store.close()
       try WrittenVersion(database: options.database, key: key, version: written).report(

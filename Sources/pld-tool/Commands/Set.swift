@@ -9,8 +9,8 @@ extension PLDTool {
       abstract: "Write a new version of a key (the JSON is validated first).",
       discussion: """
         The value is written through the library, like an application's set: the next version number, \
-        the library's JSON format, and running applications see it. A missing database file is created. \
-        Pass - as JSON to read the value from standard input. The version records the value schema \
+        the library's JSON format, and running applications see it. The store must exist: a missing \
+        database file is an error, and nothing is created, unless --create is given. Pass - as JSON to read the value from standard input. The version records the value schema \
         version of the key's current version (1 for a new key): write the JSON in that shape, or give \
         the shape's version with --schema-version.
         """)
@@ -29,6 +29,8 @@ extension PLDTool {
         "The value schema version of the JSON's shape (default: the current version's).", valueName: "n"))
     var schemaVersion: Int?
 
+    @OptionGroup var creation: CreateOption
+
     func validate() throws {
       if let schemaVersion, schemaVersion < 1 {
         throw ValidationError("--schema-version must be at least 1.")
@@ -36,6 +38,7 @@ extension PLDTool {
     }
 
     func run() throws {
+      try StoreAccess.checkPresence(options.database, ifMissing: creation.ifMissing)
       let text = value == "-" ? try StandardInput.readAll() : value
       do {
         _ = try JSONParser.parse(text)
@@ -43,7 +46,7 @@ extension PLDTool {
         throw CommandError.invalidJSON(key: key, error)
       }
       if key.isEmpty { throw PersistentLiveDataError.invalidKey(key: key, reason: "a key cannot be empty") }
-      let store = try StoreAccess.store(options.database, create: true)
+      let store = try StoreAccess.store(options.database, ifMissing: creation.ifMissing)
       let version = try store.setJSON(Data(text.utf8), forKey: key, schemaVersion: schemaVersion)
       try store.close()
       try WrittenVersion(database: options.database, key: key, version: version).report(json: options.json)

@@ -15,4 +15,9 @@ struct CommandError: Error, CustomStringConvertible {
   static func invalidJSON(key: String, _ failure: JSONParser.Failure) -> CommandError {
     CommandError("The value for key \(TerminalText.quoted(key)) is not valid JSON: \(failure).")
   }
+
+  /// Nothing is at `path`, and the command creates a store only when asked (`set`, `import`).
+  static func noStore(path: String) -> CommandError {
+    CommandError("No store at \(TerminalText.quoted(path)); pass --create to create one.")
+  }
 }

@@ -26,6 +26,43 @@ import Testing
     #expect(subcommandHelp.stdout.contains("USAGE: pld-tool history <database> [--json] <key> [--limit <n>]"))
   }
 
+  /// As a shell sees it: `pld-tool` alone and an unknown command are usage errors, status 64.
+  @Test func noCommandAndAnUnknownCommandExit64() throws {
+    let help = try run(["--help"])
+    #expect(try run([]) == CommandResult(stdout: "", stderr: help.stdout, status: 64))
+
+    let unknown = try run(["frob", "app.db"])
+    #expect(unknown.status == 64)
+    #expect(unknown.stdout == "")
+    #expect(
+      unknown.stderr.hasPrefix(
+        "Error: Unknown command 'frob'; the commands are inspect, keys, get, history, diff, set, rollback, "))
+    #expect(unknown.stderr.hasSuffix("  See 'pld-tool --help' for more information.\n"))
+  }
+
+  /// A mistyped path creates nothing, also when the value or the lines come from standard input.
+  @Test func writesToAMissingStoreCreateNothingWithoutCreate() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.path("typo/app.db")
+    let message = "Error: No store at \"\(path)\"; pass --create to create one.\n"
+
+    #expect(try run(["set", path, "k", "1"]) == CommandResult(stdout: "", stderr: message, status: 1))
+    #expect(
+      try run(["set", path, "k", "-"], input: "1") == CommandResult(stdout: "", stderr: message, status: 1))
+    #expect(
+      try run(["import", path, "-"], input: #"{"key":"k","value":1}"#)
+        == CommandResult(stdout: "", stderr: message, status: 1))
+    #expect(!FileManager.default.fileExists(atPath: directory.path("typo")))
+
+    #expect(
+      try run(["import", path, "-", "--create"], input: #"{"key":"k","value":1}"#)
+        == CommandResult(stdout: "Imported 1 version of 1 key from \"-\".\n", stderr: "", status: 0))
+    #expect(
+      try run(["set", path, "k", "2"])
+        == CommandResult(stdout: "Wrote version 2 of key k.\n", stderr: "", status: 0))
+  }
+
   @Test func everyReadCommand() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }

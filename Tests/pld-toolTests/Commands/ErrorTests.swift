@@ -12,6 +12,16 @@ import Testing
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let path = directory.path("missing.db")
+    let folder = directory.path("missing")
+    for command in [["rollback", "k", "1"], ["prune", "--keep", "1"], ["prune", "k", "--keep", "1"]] {
+      let inFolder = folder + "/app.db"
+      let arguments = [command[0], inFolder] + command.dropFirst()
+      let result = runInProcess(arguments)
+      #expect(
+        result == CommandResult(stdout: "", stderr: "Error: \"\(inFolder)\" does not exist.\n", status: 1),
+        "\(arguments)")
+    }
+    #expect(!FileManager.default.fileExists(atPath: folder))
 
     for command in [
       ["inspect"], ["keys"], ["get", "k"], ["history", "k"], ["diff", "k", "1", "2"],
@@ -100,12 +110,45 @@ import Testing
     #expect(runInProcess(["frobnicate"]).status == 64)
   }
 
+  /// `pld-tool` alone is a usage error: the help, on standard error, status 64 (ArgumentParser alone
+  /// would print it on standard output with status 0).
+  @Test func noCommandPrintsTheHelpOnStandardErrorWithStatus64() {
+    let help = runInProcess(["--help"])
+    #expect(help.status == 0)
+    #expect(runInProcess([]) == CommandResult(stdout: "", stderr: help.stdout, status: 64))
+  }
+
+  /// An unknown command is named, with the list of commands (ArgumentParser alone says
+  /// `Error: 2 unexpected arguments: 'frob', 'app.db'`).
+  @Test func anUnknownCommandIsNamedWithTheCommands() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.path("app.db")
+    let expected = """
+      Error: Unknown command 'frob'; the commands are inspect, keys, get, history, diff, set, rollback, \
+      prune, export, import, verify, watch, backup.
+      Usage: pld-tool <subcommand> <database> [<arguments>] [--json]
+             pld-tool --version
+        See 'pld-tool --help' for more information.
+
+      """
+    for arguments in [["frob"], ["frob", path], ["frob", path, "k", "--json"]] {
+      #expect(
+        runInProcess(arguments) == CommandResult(stdout: "", stderr: expected, status: 64), "\(arguments)")
+    }
+    // Control characters in the name are escaped, as keys are.
+    #expect(runInProcess(["fr\u{1B}[31mob"]).stderr.hasPrefix(#"Error: Unknown command 'fr\u{1B}[31mob'"#))
+    // Known commands, ArgumentParser's help command and options are parsed as before.
+    #expect(runInProcess(["help", "set"]).status == 0)
+    #expect(runInProcess(["--frob"]).stderr.hasPrefix("Error: Unknown option '--frob'"))
+    #expect(!FileManager.default.fileExists(atPath: path))
+  }
+
   @Test func helpAndVersionGoToStandardOutput() {
     let help = runInProcess(["--help"])
     #expect(help.status == 0)
     #expect(help.stdout.hasPrefix("OVERVIEW: Inspect, edit and watch a PersistentLiveData store.\n"))
     #expect(help.stderr.isEmpty)
-    #expect(runInProcess([]).stdout == help.stdout)
     #expect(runInProcess(["--version"]) == CommandResult(stdout: "0.1.0\n", stderr: "", status: 0))
     let getHelp = runInProcess(["get", "--help"])
     #expect(getHelp.stdout.contains("--version <n>"))

@@ -39,7 +39,7 @@ import Testing
     let file = try directory.write(exported, to: "backup.jsonl")
     let copy = directory.path("copy.db")
 
-    let result = runInProcess(["import", copy, file])
+    let result = runInProcess(["import", copy, file, "--create"])
     #expect(result.status == 0, "\(result)")
     #expect(result.stdout == "Imported 9 versions of 3 keys from \"\(file)\".\n")
 

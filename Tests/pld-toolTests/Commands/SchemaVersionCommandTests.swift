@@ -98,7 +98,7 @@ private struct LabelV2: PersistentValue, Equatable {
     #expect(lines.map { $0["schemaVersion"] as? Int } == [1, 2, 1])
     let file = try directory.write(exported.stdout, to: "backup.jsonl")
     let copy = directory.path("copy.db")
-    #expect(runInProcess(["import", copy, file]).status == 0)
+    #expect(runInProcess(["import", copy, file, "--create"]).status == 0)
     #expect(try runInProcess(["export", copy]).jsonLines().map { $0["schemaVersion"] as? Int } == [1, 2, 1])
     let store = try PersistentStore(path: copy)
     #expect(

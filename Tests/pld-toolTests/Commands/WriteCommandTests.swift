@@ -30,7 +30,7 @@ import Testing
     defer { directory.remove() }
     let path = directory.path("new.db")
 
-    let result = runInProcess(["set", path, "greeting", #"{ "b": 1, "a": "hi" }"#, "--json"])
+    let result = runInProcess(["set", path, "greeting", #"{ "b": 1, "a": "hi" }"#, "--json", "--create"])
     #expect(result.status == 0, "\(result)")
     let json = try #require(try result.json() as? [String: Any])
     #expect(json["key"] as? String == "greeting")
@@ -119,9 +119,29 @@ import Testing
 
     let result = runInProcess(["prune", path, "counter", "--keep", "1"])
     #expect(result.status == 0, "\(result)")
-    #expect(result.stdout == "Deleted 4 versions of key counter; kept the newest 1 of each.\n")
+    #expect(result.stdout == "Deleted 4 versions of key counter; kept its newest 1 version.\n")
     let keys = try #require(try runInProcess(["keys", path, "--json"]).json() as? [[String: Any]])
     #expect(keys.map { $0["versions"] as? Int } == [1, 3, 1])
+  }
+
+  /// One key named: the sentence speaks of that key; "of each" only when every key was pruned.
+  @Test func pruneReportsWhatItKeptOfTheKeyItWasGiven() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try directory.makeSampleStore()
+
+    #expect(
+      runInProcess(["prune", path, "counter", "--keep", "3"])
+        == CommandResult(
+          stdout: "Deleted 2 versions of key counter; kept its newest 3 versions.\n", stderr: "", status: 0))
+    #expect(
+      runInProcess(["prune", path, "settings", "--keep", "3"])
+        == CommandResult(
+          stdout: "Deleted 0 versions of key settings; kept its newest 3 versions.\n", stderr: "", status: 0))
+    #expect(
+      runInProcess(["prune", path, "--keep", "2"])
+        == CommandResult(
+          stdout: "Deleted 2 versions of 3 keys; kept the newest 2 of each.\n", stderr: "", status: 0))
   }
 
   @Test func pruneRefusesKeepZeroAsAUsageError() throws {

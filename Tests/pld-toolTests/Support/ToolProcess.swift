@@ -6,13 +6,18 @@ import Glibc
 import Darwin
 #endif
 
-/// The built `pld-tool` binary, run as a child process with pipes, like a user's shell would.
+/// The built `pld-tool` binary (or another product of the package, such as `pld-todo`), run as a child
+/// process with pipes, like a user's shell would.
 ///
 /// Uses `posix_spawn` and `poll`, so a test can read the child's output line by line with a timeout
 /// (`watch`), send it signals, and collect its exit status.
 final class ToolProcess {
-  /// Where SwiftPM put the products: the folder of the running test bundle.
-  static let binaryPath: String = {
+  /// The built `pld-tool`, in the folder of the running test bundle where SwiftPM puts the products.
+  static let binaryPath = productPath("pld-tool")
+
+  /// The path of the built product `name`: next to the running test bundle, where SwiftPM puts every
+  /// product of the package it built.
+  static func productPath(_ name: String) -> String {
     var candidates: [URL] = []
     if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
       candidates.append(URL(fileURLWithPath: executable).deletingLastPathComponent())
@@ -20,11 +25,11 @@ final class ToolProcess {
     candidates.append(Bundle.main.bundleURL)
     candidates.append(Bundle.main.bundleURL.deletingLastPathComponent())
     for folder in candidates {
-      let path = folder.appendingPathComponent("pld-tool").path
+      let path = folder.appendingPathComponent(name).path
       if FileManager.default.isExecutableFile(atPath: path) { return path }
     }
-    return candidates.first?.appendingPathComponent("pld-tool").path ?? "pld-tool"
-  }()
+    return candidates.first?.appendingPathComponent(name).path ?? name
+  }
 
   let pid: pid_t
   private var stdinFD: Int32
@@ -36,8 +41,9 @@ final class ToolProcess {
   private var stderrClosed = false
   private(set) var exitStatus: Int32?
 
-  /// Starts `pld-tool arguments…` with `COLUMNS=80`, `TZ=UTC` and a non-terminal stdin/stdout/stderr.
-  init(_ arguments: [String], environment: [String: String] = [:]) throws {
+  /// Starts `pld-tool arguments…` (or `program`) with `COLUMNS=80`, `TZ=UTC` and a non-terminal
+  /// stdin/stdout/stderr.
+  init(_ arguments: [String], environment: [String: String] = [:], program: String = binaryPath) throws {
     var input: [Int32] = [0, 0]
     var output: [Int32] = [0, 0]
     var error: [Int32] = [0, 0]
@@ -70,14 +76,14 @@ final class ToolProcess {
     env["COLUMNS"] = "80"
     env["TZ"] = "UTC"
     for (name, value) in environment { env[name] = value }
-    let argv = ([Self.binaryPath] + arguments).map { strdup($0) } + [nil]
+    let argv = ([program] + arguments).map { strdup($0) } + [nil]
     let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer {
       for pointer in argv { free(pointer) }
       for pointer in envp { free(pointer) }
     }
     var child: pid_t = 0
-    let rc = posix_spawn(&child, Self.binaryPath, &actions, &attributes, argv, envp)
+    let rc = posix_spawn(&child, program, &actions, &attributes, argv, envp)
     close(input[0])
     close(output[1])
     close(error[1])
@@ -103,16 +109,17 @@ final class ToolProcess {
     close(stderrFD)
   }
 
-  /// Runs `pld-tool arguments…` to completion, feeding `input` to its standard input.
+  /// Runs `pld-tool arguments…` (or `program`) to completion, feeding `input` to its standard input.
   static func run(
-    _ arguments: [String], input: String = "", timeout: TimeInterval = 30
+    _ arguments: [String], input: String = "", timeout: TimeInterval = 30,
+    environment: [String: String] = [:], program: String = binaryPath
   ) throws -> CommandResult {
-    let process = try ToolProcess(arguments)
+    let process = try ToolProcess(arguments, environment: environment, program: program)
     process.write(input)
     process.closeInput()
     guard process.wait(timeout: timeout) != nil else {
       throw CocoaError(
-        .fileReadUnknown, userInfo: [NSDebugDescriptionErrorKey: "pld-tool \(arguments) timed out"])
+        .fileReadUnknown, userInfo: [NSDebugDescriptionErrorKey: "\(program) \(arguments) timed out"])
     }
     return process.result
   }

@@ -98,6 +98,22 @@ package final class StoreInspector {
     }
   }
 
+  // MARK: Backup
+
+  /// Copies the store into a new file at `destination`, as ``PersistentStore/backup(to:)`` does, without
+  /// writing the source (`pld-tool backup`). An immutable open copies the database file alone.
+  ///
+  /// ```swift
+  /// try StoreInspector(path: "app.db").backup(to: "app-backup.db")
+  /// ```
+  /// - Throws: ``PersistentLiveDataError/fileExists(path:)`` and the other errors of
+  ///   ``PersistentStore/backup(to:)``.
+  package func backup(to destination: String) throws {
+    try StoreBackup.write(to: destination) { target in
+      try StoreBackup.vacuum(connection, into: target)
+    }
+  }
+
   // MARK: Opening
 
   private struct Opened {

@@ -2,12 +2,9 @@ internal import Foundation
 
 /// ``PersistentStore/backup(to:)``: a consistent copy of the store in one new file.
 ///
-/// The copy of a file is SQLite's `VACUUM INTO` run on a read transaction of its own connection: it holds every
-/// commit made before it began (the WAL's included), writers of this and other processes go on meanwhile,
-/// and nothing of the source changes. The destination is created first with `O_CREAT | O_EXCL`, so an
-/// existing file — or a symbolic link, even a dangling one — is never overwritten; SQLite writes into that
-/// empty file. An in-memory store is copied with SQLite's backup API. The copy and its folder are synced
-/// before `backup` returns.
+/// The copy of a file is made from a read transaction of its own connection (see ``StoreBackup``):
+/// writers of this and other processes go on meanwhile, and nothing of the source changes. An in-memory
+/// store is copied from its only connection, under the lock.
 ///
 /// ```swift
 /// try database.backup(to: "/backups/state-2026-11-25.db")
@@ -15,6 +12,41 @@ internal import Foundation
 extension StoreDatabase {
   func backup(to destination: String) throws {
     try ensureOpen()
+    guard let path else {
+      try StoreBackup.write(to: destination) { target in
+        try withConnection { connection, _ in
+          try StoreBackup.copyPages(of: connection, into: target)
+        }
+      }
+      return
+    }
+    try StoreBackup.write(to: destination) { target in
+      let reader: SQLiteConnection
+      do {
+        reader = try SQLiteConnection(path: path, mode: .readOnly)
+      } catch {
+        throw StoreErrors.map(error, path: displayPath)
+      }
+      defer { reader.close() }
+      try StoreBackup.vacuum(reader, into: target)
+    }
+  }
+}
+
+/// How a store is copied into a new file, for ``PersistentStore/backup(to:)`` and `pld-tool backup`.
+///
+/// The destination is created first with `O_CREAT | O_EXCL`, so an existing file — or a symbolic link,
+/// even a dangling one — is never overwritten; SQLite then writes into that empty file. A file source is
+/// copied with `VACUUM INTO` (one read transaction: every commit before it began, the `-wal`'s included);
+/// an in-memory one with SQLite's backup API (`VACUUM INTO` from an in-memory connection would open its
+/// target in memory too and write no file). The copy and its folder are synced before it returns; a
+/// failed copy is removed.
+///
+/// ```swift
+/// try StoreBackup.write(to: "copy.db") { target in try StoreBackup.vacuum(reader, into: target) }
+/// ```
+enum StoreBackup {
+  static func write(to destination: String, _ copy: (String) throws -> Void) throws {
     guard !destination.isEmpty else {
       throw PersistentLiveDataError.cannotOpen(path: destination, code: 0, reason: "the backup path is empty")
     }
@@ -22,10 +54,10 @@ extension StoreDatabase {
       // The store's own files are 0600: a copy is no more open than they are.
       try POSIX.createExclusively(destination, permissions: 0o600)
     } catch {
-      throw Self.destinationError(error, path: destination)
+      throw destinationError(error, path: destination)
     }
     do {
-      try copy(into: destination)
+      try copy(destination)
       try POSIX.synchronize(destination)
       try POSIX.synchronize(POSIX.parentFolder(of: destination))
     } catch {
@@ -39,40 +71,23 @@ extension StoreDatabase {
     }
   }
 
-  private func copy(into destination: String) throws {
-    guard let path else {
-      // An in-memory database exists only on its connection: copied page by page, under the lock.
-      let target: SQLiteConnection
-      do {
-        target = try SQLiteConnection(path: destination, mode: .readWrite)
-      } catch {
-        throw StoreErrors.map(error, path: destination)
-      }
-      defer { target.close() }
-      try withConnection { connection, _ in
-        do {
-          try connection.copyDatabase(into: target)
-        } catch let error as SQLiteError {
-          throw StoreErrors.map(error, path: destination)
-        }
-      }
-      return
-    }
-    let reader: SQLiteConnection
-    do {
-      reader = try SQLiteConnection(path: path, mode: .readOnly)
-    } catch {
-      throw StoreErrors.map(error, path: displayPath)
-    }
-    defer { reader.close() }
-    try Self.vacuum(reader, into: destination)
-  }
-
-  private static func vacuum(_ connection: SQLiteConnection, into destination: String) throws {
+  /// `VACUUM INTO` the (empty) file at `destination`.
+  static func vacuum(_ connection: SQLiteConnection, into destination: String) throws {
     do {
       try connection.run("VACUUM INTO ?", [.text(destination)])
     } catch let error as SQLiteError {
       // Errors writing the copy (a full disk, a read-only folder) name the destination.
+      throw StoreErrors.map(error, path: destination)
+    }
+  }
+
+  /// Copies the pages of `connection`'s database into the (empty) file at `destination`.
+  static func copyPages(of connection: SQLiteConnection, into destination: String) throws {
+    do {
+      let target = try SQLiteConnection(path: destination, mode: .readWrite)
+      defer { target.close() }
+      try connection.copyDatabase(into: target)
+    } catch let error as SQLiteError {
       throw StoreErrors.map(error, path: destination)
     }
   }
