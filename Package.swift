@@ -44,6 +44,7 @@ let package = Package(
       resources: [
         .embedInCode("../../Migrations/0001_initial_schema.sql"),
         .embedInCode("../../Migrations/0002_value_schema_versions.sql"),
+        .embedInCode("../../Migrations/0003_removed_keys.sql"),
       ],
       swiftSettings: swiftSettings
     ),

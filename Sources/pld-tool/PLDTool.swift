@@ -24,7 +24,7 @@ struct PLDTool: ParsableCommand {
     discussion: """
       Read commands (inspect, keys, get, history, diff, export, verify, watch, backup) open the file \
       read-only and leave it byte-for-byte unchanged, also while an application writes to it. Write \
-      commands (set, rollback, prune, import) write new versions through the library, like an application's set. \
+      commands (set, rollback, prune, import, delete) write new versions through the library, like an application's set. \
       set and import write only to an existing store unless --create is given. Every command accepts \
       --json for machine-readable output. Exit status: 0 on success; 1 on an error or when verify \
       finds a problem; 64 on a usage error (no command, an unknown command, or a missing, extra or \
@@ -32,7 +32,7 @@ struct PLDTool: ParsableCommand {
       """,
     subcommands: [
       Inspect.self, Keys.self, Get.self, History.self, Diff.self, Set.self, Rollback.self, Prune.self,
-      Export.self, Import.self, Verify.self, Watch.self, Backup.self,
+      Export.self, Import.self, Verify.self, Watch.self, Backup.self, Delete.self,
     ]
   )
 

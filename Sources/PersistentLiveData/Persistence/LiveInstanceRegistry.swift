@@ -20,6 +20,14 @@ package protocol StoredLiveValue: AnyObject, Sendable {
   /// Moves to `row` if it is newer than memory and decodes; returns whom to notify. A row that does not
   /// decode changes nothing (it stays on disk, untouched).
   func receive(_ row: StoredRow, onMainActor: Bool) -> CommitEffect
+  /// Moves to the default value at `version` — the version a removal of the key took — if it is newer
+  /// than memory; returns whom to notify.
+  func receiveRemoval(version: Int64, onMainActor: Bool) -> CommitEffect
+}
+
+extension StoredLiveValue {
+  /// A backend whose keys cannot be removed never calls it: nothing moves.
+  package func receiveRemoval(version: Int64, onMainActor: Bool) -> CommitEffect { .none }
 }
 
 /// The one live instance per key of a store, held weakly, with the value type it was created for.

@@ -223,9 +223,14 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
   /// Loads the newest stored version after an optimistic write lost to another connection's, applying
   /// the store's decode-failure policy.
   private func reload(expecting latestVersion: Int64, isolation: isolated (any Actor)?) throws {
-    guard let row = try database.row(key: key, version: latestVersion) else { return }
+    let onMainActor = isolation === MainActor.shared
+    guard let row = try database.row(key: key, version: latestVersion) else {
+      // The newest version has no row only when it is the version a removal of the key took.
+      receiveRemoval(version: latestVersion, onMainActor: onMainActor).notifyObservers()
+      return
+    }
     let value = try decoding.reload(row, current: self.value)
-    advance(to: value, version: row.version, onMainActor: isolation === MainActor.shared).notifyObservers()
+    advance(to: value, version: row.version, onMainActor: onMainActor).notifyObservers()
   }
 }
 
@@ -235,5 +240,10 @@ extension PersistentLiveData: StoredLiveValue {
   package func receive(_ row: StoredRow, onMainActor: Bool) -> CommitEffect {
     guard row.version > version, let value = decoding.received(row) else { return .none }
     return advance(to: value, version: row.version, onMainActor: onMainActor)
+  }
+
+  /// Moves to the default value at the version a removal of the key took.
+  package func receiveRemoval(version removal: Int64, onMainActor: Bool) -> CommitEffect {
+    advance(to: defaultValue, version: removal, onMainActor: onMainActor)
   }
 }

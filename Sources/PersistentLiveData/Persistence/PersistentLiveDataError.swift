@@ -184,6 +184,15 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
   /// }
   /// ```
   case fileExists(path: String)
+  /// `operation` cannot run inside ``PersistentStore/transaction(isolation:_:)``: call it before or
+  /// after the transaction. Nothing was changed.
+  ///
+  /// ```swift
+  /// try store.transaction {
+  ///   try store.removeKey("draft")   // throws notInTransaction(operation: "removeKey")
+  /// }
+  /// ```
+  case notInTransaction(operation: String)
 
   /// One sentence naming what failed and where.
   ///
@@ -256,6 +265,9 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
     case .migrationFailed(let path, let version, let name, let reason):
       return
         "Migration \(version) (\(EscapedText.quotedForMessage(name))) of \(EscapedText.quotedForMessage(path)) failed (\(reason)); it was rolled back, leaving the file at schema version \(version - 1): report the cause to the app's developers."
+    case .notInTransaction(let operation):
+      return
+        "\(operation) cannot run inside a transaction { }; call it before or after the transaction. Nothing was changed."
     case .fileExists(let path):
       return
         "\(EscapedText.quotedForMessage(path)) already exists; a backup never overwrites anything: choose a new path or move that one away."

@@ -101,15 +101,19 @@ public final class PersistentStore: Sendable {
     // meanwhile, its instance wins and this one is dropped.
     let (latest, changeCount) = try database.latestRowForNewInstance(key: key)
     let decoding = StoredValueDecoding<Value>(key: key, policy: options.onUndecodable, logger: options.logger)
-    let (value, version) = try decoding.restore(latest: latest, default: defaultValue) {
+    var latestRow: StoredRow?
+    if case .row(let row) = latest { latestRow = row }
+    var (value, version) = try decoding.restore(latest: latestRow, default: defaultValue) {
       try database.history(key: key, limit: nil)
     }
+    // A removed key: its default, at the version the removal took.
+    if case .removed(let removal) = latest { (value, version) = (defaultValue, removal) }
     let created = PersistentLiveData(
       value: value, version: version, defaultValue: defaultValue, database: database, decoding: decoding)
     let (live, newer) = try database.register(created, valueType: Value.self, readAt: changeCount)
     // A version committed between the read and the registration (by `pld-tool set` in this process, or
     // by another connection) found no instance to move: catch up now.
-    if let newer { live.receive(newer, onMainActor: false).notifyObservers() }
+    newer.apply(to: live, onMainActor: false).notifyObservers()
     return live
   }
 
@@ -158,6 +162,33 @@ public final class PersistentStore: Sendable {
   /// - Throws: ``PersistentLiveDataError/storeClosed(path:)`` or a storage error.
   public func flush() throws {
     try database.flush()
+  }
+
+  /// Deletes every version of `key`; version numbers are never reused.
+  ///
+  /// Afterwards the key is gone from ``keys()`` and its history is empty. The removal itself takes the
+  /// next version number — one above the last removed — and the key's live value (in this process at
+  /// once, in other processes when they notice the commit) moves to its default at that version and
+  /// notifies its observers. The next write of the key, by any process and after a restart, continues
+  /// above it. A `changes(since:)` sequence behind the removal ends with
+  /// ``PersistentLiveDataError/changesPruned(key:since:oldestKept:)`` when the key is written again.
+  /// Observers hear of the removal on the main actor, scheduled like another process's write. Removing a key that has no stored
+  /// version changes nothing. To keep the history and go back to the default, use
+  /// ``PersistentLiveData/reset(isolation:)``.
+  ///
+  /// ```swift
+  /// let session = try store.liveData("session", default: Session.signedOut)
+  /// try session.set(Session(user: "ada"))   // version 1
+  /// try store.removeKey("session")          // session.value == .signedOut, session.version == 2
+  /// try session.set(Session(user: "bob"))   // version 3
+  /// ```
+  /// - Parameter key: The key to remove.
+  /// - Throws: ``PersistentLiveDataError/notInTransaction(operation:)`` inside ``transaction(isolation:_:)``,
+  ///   ``PersistentLiveDataError/invalidKey(key:reason:)``, ``PersistentLiveDataError/storeClosed(path:)``
+  ///   or a storage error (read-only, disk full, busy); nothing has changed then.
+  public func removeKey(_ key: String) throws {
+    try Self.validate(key: key)
+    try database.removeKey(key)
   }
 
   /// Copies the store into a new single-file database at `path`, while it is in use.

@@ -11,6 +11,7 @@ package enum MigrationCatalog {
   static let files: [(fileName: String, bytes: [UInt8])] = [
     ("0001_initial_schema.sql", PackageResources._001_initial_schema_sql),
     ("0002_value_schema_versions.sql", PackageResources._002_value_schema_versions_sql),
+    ("0003_removed_keys.sql", PackageResources._003_removed_keys_sql),
   ]
 
   /// Every migration, ordered by version.

@@ -7,7 +7,20 @@ enum SQL {
     SELECT version, written_at, payload, schema_version FROM pld_values
     WHERE key = ? ORDER BY version DESC LIMIT 1
     """
-  static let latestVersion = "SELECT max(version) FROM pld_values WHERE key = ?"
+  /// The newest version of a key: its newest row's, or the version its removal took (which stays below
+  /// any row written after it), 0 for a key never written.
+  /// (A damaged file's row below 1 stays the answer, so that the next write is refused by the CHECK.)
+  static let latestVersion = """
+    SELECT coalesce(max(v, r), v, r) FROM (SELECT
+      (SELECT max(version) FROM pld_values WHERE key = ?1) AS v,
+      (SELECT version FROM pld_removed_keys WHERE key = ?1) AS r)
+    """
+  static let removedVersion = "SELECT version FROM pld_removed_keys WHERE key = ?"
+  static let deleteKey = "DELETE FROM pld_values WHERE key = ?"
+  static let recordRemoval = """
+    INSERT INTO pld_removed_keys (key, version, removed_at) VALUES (?, ?, ?)
+    ON CONFLICT (key) DO UPDATE SET version = excluded.version, removed_at = excluded.removed_at
+    """
   static let row =
     "SELECT version, written_at, payload, schema_version FROM pld_values WHERE key = ? AND version = ?"
   static let insert = """

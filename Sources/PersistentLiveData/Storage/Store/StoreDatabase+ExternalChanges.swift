@@ -2,15 +2,16 @@ internal import Foundation
 internal import Logging
 
 extension StoreDatabase {
-  /// If another connection committed since the last check, reloads the latest row of every live key and
-  /// moves the live values forward (never backwards), notifying their observers on the main actor.
+  /// If another connection committed since the last check, reloads the latest row of every live key (or
+  /// the version its removal took) and moves the live values forward (never backwards), notifying their
+  /// observers on the main actor.
   ///
   /// `PRAGMA data_version` costs a few microseconds and changes only when another connection commits.
   /// Rows are read under the lock; decoding (user code) and notifying happen after it is released. A live
   /// value only ever moves to a newer version, so a write of this process committed meanwhile is never
   /// undone.
   func applyExternalChanges() {
-    let changed: [(any StoredLiveValue, StoredRow)] =
+    let changed: [(any StoredLiveValue, StoredKeyState)] =
       writer.syncIfOpen { connection, state in
         guard state.transaction == nil,
           let dataVersion = try? connection.dataVersion(), dataVersion != state.lastDataVersion
@@ -20,9 +21,7 @@ extension StoreDatabase {
         changeSignal.signal()
         state.preloaded.removeAll()
         return instances.liveInstances.compactMap { instance in
-          (try? Self.latestRow(key: instance.key, connection: connection)).flatMap { row in
-            row.map { (instance, $0) }
-          }
+          (try? Self.latestState(key: instance.key, connection: connection)).map { (instance, $0) }
         }
       } ?? []
     guard !changed.isEmpty else { return }
@@ -30,8 +29,8 @@ extension StoreDatabase {
       "Another connection committed; reloaded live keys",
       metadata: ["path": "\(displayPath)", "keys": "\(changed.count)"])
     var effect = CommitEffect.none
-    for (instance, row) in changed {
-      effect.merge(instance.receive(row, onMainActor: false))
+    for (instance, latest) in changed {
+      effect.merge(latest.apply(to: instance, onMainActor: false))
     }
     effect.notifyObservers()
   }

@@ -1,10 +1,10 @@
 extension StoreDatabase {
   /// The newest stored row of `key` for a new live instance: from the rows read at open while they are
   /// still there, otherwise from the file; and the change count it was read at.
-  func latestRowForNewInstance(key: String) throws -> (row: StoredRow?, changeCount: UInt64) {
+  func latestRowForNewInstance(key: String) throws -> (latest: StoredKeyState, changeCount: UInt64) {
     try withConnection { connection, state in
-      if let row = state.preloaded.removeValue(forKey: key) { return (row, state.changeCount) }
-      return (try Self.latestRow(key: key, connection: connection), state.changeCount)
+      if let row = state.preloaded.removeValue(forKey: key) { return (.row(row), state.changeCount) }
+      return (try Self.latestState(key: key, connection: connection), state.changeCount)
     }
   }
 
@@ -13,11 +13,11 @@ extension StoreDatabase {
   /// after the lock is released).
   func register<Value>(
     _ created: PersistentLiveData<Value>, valueType: Value.Type, readAt changeCount: UInt64
-  ) throws -> (PersistentLiveData<Value>, newer: StoredRow?) {
+  ) throws -> (PersistentLiveData<Value>, newer: StoredKeyState) {
     try withConnection { connection, state in
       let live = try instances.register(created, valueType: valueType)
-      guard live === created, state.changeCount != changeCount else { return (live, nil) }
-      return (live, try Self.latestRow(key: created.key, connection: connection))
+      guard live === created, state.changeCount != changeCount else { return (live, .never) }
+      return (live, try Self.latestState(key: created.key, connection: connection))
     }
   }
 
