@@ -12,10 +12,10 @@ import Testing
   let count = try store.liveData("count", default: 0)
   Task { for _ in 1...3 { try count.update { $0 += 1 } } }
 
-  try await waitUntil(timeout: .seconds(2)) { count.value == 3 }  // else throws AsyncWaitError
-  let changes = try await count.changes(since: 0).next(3, timeout: .seconds(2))
+  try await waitUntil(timeout: .seconds(30)) { count.value == 3 }  // else throws AsyncWaitError
+  let changes = try await count.changes(since: 0).next(3, timeout: .seconds(30))
   #expect(changes.map(\.value) == [1, 2, 3])
-  #expect(try await count.values.next(1, timeout: .seconds(2)) == [3])
+  #expect(try await count.values.next(1, timeout: .seconds(30)) == [3])
 }
 // README: end async testing
 
