@@ -45,6 +45,7 @@ let package = Package(
         .embedInCode("../../Migrations/0001_initial_schema.sql"),
         .embedInCode("../../Migrations/0002_value_schema_versions.sql"),
         .embedInCode("../../Migrations/0003_removed_keys.sql"),
+        .embedInCode("../../Migrations/0004_key_retention.sql"),
       ],
       swiftSettings: swiftSettings
     ),

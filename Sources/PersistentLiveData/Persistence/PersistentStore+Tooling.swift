@@ -23,10 +23,16 @@ extension PersistentStore {
     return try writeRaw(row.payload, key: key, schemaVersion: row.schemaVersion)
   }
 
-  /// Deletes all but the newest `keep` versions (at least 1) of `key`, or of every key; returns the number
-  /// of rows deleted. Version numbers are never reused afterwards.
-  package func prune(key: String?, keep: Int) throws -> Int {
-    try database.prune(key: key, keep: Int64(max(1, keep)))
+  /// Deletes all but the newest `keep` versions (at least 1) of `key`, or of every key, in one
+  /// transaction — but never what a key's recorded retention keeps; with `keep` nil, what each key's
+  /// recorded retention no longer keeps. Version numbers are never reused afterwards.
+  package func prune(key: String?, keep: Int?) throws -> PruneOutcome {
+    try database.prune(key: key, keep: keep.map { Int64(max(1, $0)) })
+  }
+
+  /// The recorded retention of every key that has one (see ``liveData(_:default:retention:)``).
+  package func recordedRetentions() throws -> [String: HistoryRetention] {
+    try database.recordedRetentions()
   }
 
   /// Kept versions of `key`, newest first, as stored.
@@ -50,4 +56,15 @@ extension PersistentStore {
       throw PersistentLiveDataError.encodingFailed(key: key, reason: "the text is not valid JSON")
     }
   }
+}
+
+/// What a prune deleted, and which keys kept more than asked because of their recorded retention.
+package struct PruneOutcome: Sendable, Equatable {
+  /// The number of rows deleted.
+  package var deleted = 0
+  /// Keys whose recorded retention kept more versions than the prune asked for, with that retention.
+  package var keptByRetention: [String: HistoryRetention] = [:]
+
+  /// Nothing deleted yet.
+  package init() {}
 }

@@ -6,10 +6,12 @@ extension PLDTool {
   struct Keys: ParsableCommand {
     static let configuration = CommandConfiguration(
       abstract:
-        "List every key: current version, versions kept, last write time, payload size, schema version.",
+        "List every key: current version, versions kept, last write time, payload size, schema version, retention.",
       discussion: """
         SCHEMA is the value schema version (PersistentValue.schemaVersion) the current version was written \
-        with; verify lists every schema version stored per key.
+        with; verify lists every schema version stored per key. RETENTION is the key's retention recorded \
+        in the store ("all", "last N"), which every writer and prune honour; "-" when the key follows the \
+        retention option of whichever process writes it.
         """)
 
     @OptionGroup var options: DatabaseOptions
@@ -21,9 +23,10 @@ extension PLDTool {
       let inspector = try StoreAccess.inspector(options.database)
       defer { inspector.close() }
       let statistics = try inspector.keyStatistics()
+      let retentions = try inspector.recordedRetentions()
       let console = Console.current
       if options.json {
-        console.writeJSON(.array(statistics.map(Self.json)))
+        console.writeJSON(.array(statistics.map { Self.json($0, retention: retentions[$0.key]) }))
         return
       }
       guard !statistics.isEmpty else {
@@ -32,7 +35,7 @@ extension PLDTool {
       }
       var table = Table([
         .init("KEY"), .init("VERSION", .right), .init("KEPT", .right), .init("OLDEST", .right),
-        .init("LAST WRITE"), .init("SIZE", .right), .init("SCHEMA", .right),
+        .init("LAST WRITE"), .init("SIZE", .right), .init("SCHEMA", .right), .init("RETENTION"),
       ])
       for key in statistics {
         table.append([
@@ -40,12 +43,13 @@ extension PLDTool {
           "\(key.currentVersion)", "\(key.versionCount)", "\(key.oldestVersion)",
           HumanFormat.timeWithAge(milliseconds: key.lastWrittenAtMilliseconds),
           HumanFormat.size(key.payloadSize), "\(key.schemaVersion)",
+          RetentionText.column(retentions[key.key]),
         ])
       }
       console.write(table.render())
     }
 
-    static func json(_ key: KeyStatistics) -> JSONValue {
+    static func json(_ key: KeyStatistics, retention: HistoryRetention?) -> JSONValue {
       .object([
         .init("key", .string(key.key)),
         .init("version", .integer(key.currentVersion)),
@@ -55,6 +59,7 @@ extension PLDTool {
         .init("size", .integer(key.payloadSize)),
         .init("totalSize", .integer(key.totalPayloadSize)),
         .init("schemaVersion", .integer(key.schemaVersion)),
+        .init("retention", RetentionText.json(retention)),
       ])
     }
   }

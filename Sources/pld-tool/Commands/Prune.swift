@@ -2,22 +2,31 @@ import ArgumentParser
 import PersistentLiveData
 
 extension PLDTool {
-  /// `prune DB [KEY] --keep N`: deletes old versions.
+  /// `prune DB [KEY] [--keep N]`: deletes old versions, honouring each key's recorded retention.
   struct Prune: ParsableCommand {
     static let configuration = CommandConfiguration(
       abstract: "Delete the versions older than the newest N of a key, or of every key.",
-      discussion: "The latest version is never deleted, and version numbers are never reused.")
+      discussion: """
+        A key whose retention is recorded in the store (an app asked for it with \
+        liveData(_:default:retention:); `keys` shows it) never loses what that retention keeps: with \
+        --keep, such a key keeps the larger of the two, and a key that keeps every version is left alone. \
+        Without --keep, each key with a recorded retention is pruned to it and the others are left alone. \
+        The latest version is never deleted, and version numbers are never reused.
+        """)
 
     @OptionGroup var options: DatabaseOptions
 
     @Argument(help: "The key (default: every key).")
     var key: String?
 
-    @Option(help: ArgumentHelp("How many of the newest versions to keep (at least 1).", valueName: "n"))
-    var keep: Int
+    @Option(
+      help: ArgumentHelp(
+        "How many of the newest versions to keep (at least 1); default: each key's recorded retention.",
+        valueName: "n"))
+    var keep: Int?
 
     func validate() throws {
-      if keep < 1 { throw ValidationError("--keep must be at least 1.") }
+      if let keep, keep < 1 { throw ValidationError("--keep must be at least 1.") }
     }
 
     func run() throws {
@@ -27,11 +36,13 @@ extension PLDTool {
 
       let store = try StoreAccess.store(options.database, ifMissing: .fail)
       let progress = Progress("pruning", total: keys.count)
-      var deleted = 0
+      var outcome = PruneOutcome()
       do {
         // One transaction per key: each key is pruned completely or not at all.
         for key in keys {
-          deleted += try store.prune(key: key, keep: keep)
+          let pruned = try store.prune(key: key, keep: keep)
+          outcome.deleted += pruned.deleted
+          outcome.keptByRetention.merge(pruned.keptByRetention) { $1 }
           progress.advance()
         }
         progress.finish()
@@ -40,26 +51,73 @@ extension PLDTool {
         throw error
       }
       try store.close()
+      report(outcome, keyCount: keys.count)
+    }
 
+    private func report(_ outcome: PruneOutcome, keyCount: Int) {
       let console = Console.current
+      let protected = outcome.keptByRetention.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
       if options.json {
         console.writeJSON(
           .object([
-            .init("key", key.map(JSONValue.string) ?? .null), .init("keep", .integer(keep)),
-            .init("deleted", .integer(deleted)),
+            .init("key", key.map(JSONValue.string) ?? .null),
+            .init("keep", keep.map(JSONValue.integer) ?? .null),
+            .init("deleted", .integer(outcome.deleted)),
+            .init(
+              "keptByRetention",
+              .object(protected.map { .init($0.key, RetentionText.json($0.value)) })),
           ]))
         return
       }
-      let deletedVersions = HumanFormat.count(deleted, "version")
-      if let key {
+      let deletedVersions = HumanFormat.count(outcome.deleted, "version")
+      switch (key, keep) {
+      case (let key?, let keep?) where outcome.keptByRetention.isEmpty:
         console.writeLine(
           "Deleted \(deletedVersions) of key \(TerminalText.key(key)); kept its newest "
             + "\(HumanFormat.count(keep, "version")).")
-      } else {
+      case (let key?, _):
+        console.writeLine("Deleted \(deletedVersions) of key \(TerminalText.key(key)).")
+      case (nil, let keep?):
         console.writeLine(
-          "Deleted \(deletedVersions) of \(HumanFormat.count(keys.count, "key")); kept the newest \(keep) "
-            + "of each.")
+          "Deleted \(deletedVersions) of \(HumanFormat.count(keyCount, "key")); kept the newest \(keep) "
+            + "of each\(protected.isEmpty ? "" : " (more where a key's retention says so)").")
+      case (nil, nil):
+        console.writeLine(
+          "Deleted \(deletedVersions) of \(HumanFormat.count(keyCount, "key")) by their recorded retention.")
       }
+      for (key, retention) in protected {
+        console.writeLine(
+          "Key \(TerminalText.key(key)) kept \(RetentionText.human(retention)): its recorded retention.")
+      }
+    }
+  }
+}
+
+/// How `pld-tool` shows a key's recorded retention.
+enum RetentionText {
+  /// "every version" or "the newest 100 versions".
+  static func human(_ retention: HistoryRetention) -> String {
+    switch retention {
+    case .all: "every version"
+    case .last(let count): "the newest \(HumanFormat.count(max(1, count), "version"))"
+    }
+  }
+
+  /// In a table: "all", "last 100", or "-" when none is recorded.
+  static func column(_ retention: HistoryRetention?) -> String {
+    switch retention {
+    case nil: "-"
+    case .all: "all"
+    case .last(let count)?: "last \(max(1, count))"
+    }
+  }
+
+  /// `"all"` or the number of versions kept; `null` when none is recorded.
+  static func json(_ retention: HistoryRetention?) -> JSONValue {
+    switch retention {
+    case nil: .null
+    case .all: .string("all")
+    case .last(let count)?: .integer(max(1, count))
     }
   }
 }

@@ -282,6 +282,18 @@ do {
       report("ack \(data.version)")
       try await Task.sleep(for: .milliseconds(pause))
     }
+  case "set-retained":
+    // Writes COUNT versions with a retention option of KEEP: a key's recorded retention must win.
+    guard arguments.count == 6, let count = Int(arguments[4]), let keep = Int(arguments[5]) else {
+      fail("usage: set-retained DB KEY COUNT KEEP")
+    }
+    var options = quietOptions()
+    options.retention = .last(keep)
+    let store = try PersistentStore(path: path, options: options)
+    let data = try store.liveData(key, default: 0)
+    for number in 1...max(1, count) { try data.set(number) }
+    report("ack \(data.version) history \(try data.history().count)")
+    try store.close()
   case "set-all":
     guard arguments.count >= 5, let number = Int(arguments[4]) else {
       fail("usage: set-all DB KEY INT [DB…]")

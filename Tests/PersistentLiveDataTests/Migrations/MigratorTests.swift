@@ -37,7 +37,10 @@ extension MigrationTests {
         #expect(try migrator.pendingMigrations(for: connection) == MigrationCatalog.migrations)
         let applied = try migrator.migrate(connection)
         #expect(applied == MigrationCatalog.migrations)
-        #expect(try Self.tables(connection) == ["pld_migrations", "pld_removed_keys", "pld_values"])
+        #expect(
+          try Self.tables(connection) == [
+            "pld_key_retention", "pld_migrations", "pld_removed_keys", "pld_values",
+          ])
         #expect(
           try Self.recorded(connection) == MigrationCatalog.migrations.map { "\($0.version):\($0.name)" })
         #expect(try connection.pragmaInt("user_version") == Int64(Migrator.latestVersion))
@@ -53,17 +56,19 @@ extension MigrationTests {
         let migrations = [
           Migration(version: 3, name: "third", sql: "INSERT INTO log VALUES ('three');"),
           Migration(version: 4, name: "fourth", sql: "INSERT INTO log VALUES ('four');"),
+          Migration(version: 5, name: "fifth", sql: "INSERT INTO log VALUES ('five');"),
           Self.initial,
           Migration(
             version: 2, name: "second", sql: "CREATE TABLE log(step TEXT); INSERT INTO log VALUES ('two');"),
         ]
         let applied = try Migrator(migrations: migrations).migrate(connection)
-        #expect(applied.map(\.version) == [1, 2, 3, 4])
-        #expect(try connection.scalarText("SELECT group_concat(step, ',') FROM log") == "two,three,four")
-        #expect(try Self.recorded(connection) == ["1:initial_schema", "2:second", "3:third", "4:fourth"])
-        #expect(try connection.pragmaInt("user_version") == 4)
-        // The catalog alone now finds the file too new.
-        #expect(throws: MigrationError.schemaTooNew(found: 4, supported: Migrator.latestVersion)) {
+        #expect(applied.map(\.version) == [1, 2, 3, 4, 5])
+        #expect(try connection.scalarText("SELECT group_concat(step, ',') FROM log") == "two,three,four,five")
+        #expect(
+          try Self.recorded(connection) == ["1:initial_schema", "2:second", "3:third", "4:fourth", "5:fifth"])
+        #expect(try connection.pragmaInt("user_version") == 5)
+        // The catalog alone (schema 4) now finds the file too new.
+        #expect(throws: MigrationError.schemaTooNew(found: 5, supported: Migrator.latestVersion)) {
           try Migrator().migrate(connection)
         }
       }

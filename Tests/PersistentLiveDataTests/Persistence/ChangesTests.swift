@@ -204,7 +204,7 @@ extension Persistence {
       #expect(try await iterator.next()?.version == 1)
       // Versions 1 to 5 go (the tool's prune); the consumer had delivered 1 and read 2, 3 ahead.
       for value in 4...8 { try data.set(value) }
-      #expect(try store.prune(key: "lag", keep: 3) == 5)
+      #expect(try store.prune(key: "lag", keep: 3).deleted == 5)
       var delivered: [Int64] = []
       var caught: PersistentLiveDataError?
       do {

@@ -33,7 +33,7 @@ extension Reliability {
       let token = try store.liveData("token", default: "")
       try token.set(secret)
       for round in 1...3 { try token.set("replacement \(round)") }
-      #expect(try store.prune(key: "token", keep: 1) == 3, sourceLocation: sourceLocation)
+      #expect(try store.prune(key: "token", keep: 1).deleted == 3, sourceLocation: sourceLocation)
       _ = try store.database.withConnection { connection, _ in try connection.walCheckpoint(.truncate) }
       let found = [path, path + "-wal"].contains { file in
         fileBytes(file)?.range(of: Data(secret.utf8)) != nil

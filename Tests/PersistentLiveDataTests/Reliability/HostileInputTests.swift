@@ -147,7 +147,7 @@ extension Reliability {
       if let error { #expect(error.description.contains("no version number left")) }
       #expect(atMax.version == Int64.max && atMax.value == 1)
       expectStoreError("versionsExhausted") { try store.setJSON(Data("2".utf8), forKey: "at-max") }
-      #expect(try store.prune(key: nil, keep: 1) == 0)
+      #expect(try store.prune(key: nil, keep: 1).deleted == 0)
     }
 
     /// Versions below 1 violate the schema's CHECK: the default open refuses the file as damaged (quick_check
@@ -174,7 +174,7 @@ extension Reliability {
         // The next version would break CHECK (version >= 1): refused, nothing written.
         #expect(throws: PersistentLiveDataError.self, "\(key)") { try live.set(2) }
       }
-      #expect(try store.prune(key: nil, keep: 1) == 0, "the newest version of a key is always kept")
+      #expect(try store.prune(key: nil, keep: 1).deleted == 0, "the newest version of a key is always kept")
       #expect(try store.keys().sorted() == ["at-min", "negative"])
     }
 

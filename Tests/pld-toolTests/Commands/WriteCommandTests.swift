@@ -164,7 +164,9 @@ import Testing
     let write = runInProcess(["set", path, "k", "1"])
     #expect(write.status == 1)
     #expect(
-      write.stderr == "Error: \"\(path)\" has schema version 99, newer than the 3 this library supports.\n")
+      write.stderr
+        == "Error: \"\(path)\" has schema version 99, newer than the \(Migrator.latestVersion) this library supports.\n"
+    )
     let read = runInProcess(["keys", path])
     #expect(read.status == 1)
     #expect(read.stderr == write.stderr)

@@ -114,6 +114,18 @@ extension StoreInspector {
     }
   }
 
+  /// The retention recorded for each key that has one (``PersistentStore/liveData(_:default:retention:)``);
+  /// empty for a file older than schema version 4, which cannot record one.
+  ///
+  /// ```swift
+  /// try inspector.recordedRetentions()   // ["flags": .all, "heartbeat": .last(100)]
+  /// ```
+  /// - Throws: A ``PersistentLiveDataError`` naming the file.
+  package func recordedRetentions() throws -> [String: HistoryRetention] {
+    guard schemaVersion >= 4 else { return [:] }
+    return try reading { try StoreDatabase.recordedRetentions(connection: connection) }
+  }
+
   private static func keyStatistics(_ statement: SQLiteStatement) -> KeyStatistics {
     KeyStatistics(
       key: statement.text(0), currentVersion: statement.int64(1), oldestVersion: statement.int64(2),

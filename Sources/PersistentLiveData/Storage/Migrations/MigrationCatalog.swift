@@ -12,6 +12,7 @@ package enum MigrationCatalog {
     ("0001_initial_schema.sql", PackageResources._001_initial_schema_sql),
     ("0002_value_schema_versions.sql", PackageResources._002_value_schema_versions_sql),
     ("0003_removed_keys.sql", PackageResources._003_removed_keys_sql),
+    ("0004_key_retention.sql", PackageResources._004_key_retention_sql),
   ]
 
   /// Every migration, ordered by version.

@@ -10,10 +10,18 @@ enum SQL {
   /// The newest version of a key: its newest row's, or the version its removal took (which stays below
   /// any row written after it), 0 for a key never written.
   /// (A damaged file's row below 1 stays the answer, so that the next write is refused by the CHECK.)
-  static let latestVersion = """
-    SELECT coalesce(max(v, r), v, r) FROM (SELECT
+  /// With it, the key's recorded retention (``recordedRetention``), read in the same statement so that
+  /// a write costs no extra step: NULL when none is recorded, 0 for every version, else the count kept.
+  static let keyHead = """
+    SELECT coalesce(max(v, r), v, r), k FROM (SELECT
       (SELECT max(version) FROM pld_values WHERE key = ?1) AS v,
-      (SELECT version FROM pld_removed_keys WHERE key = ?1) AS r)
+      (SELECT version FROM pld_removed_keys WHERE key = ?1) AS r,
+      (SELECT coalesce(keep, 0) FROM pld_key_retention WHERE key = ?1) AS k)
+    """
+  static let recordedRetentions = "SELECT key, keep FROM pld_key_retention ORDER BY key"
+  static let recordRetention = """
+    INSERT INTO pld_key_retention (key, keep) VALUES (?, ?)
+    ON CONFLICT (key) DO UPDATE SET keep = excluded.keep
     """
   static let removedVersion = "SELECT version FROM pld_removed_keys WHERE key = ?"
   static let deleteKey = "DELETE FROM pld_values WHERE key = ?"

@@ -21,22 +21,14 @@ extension StoreDatabase {
     }
   }
 
-  /// The oldest version still visible under the retention option, given the newest.
-  func retentionFloor(latest: Int64) -> Int64 {
-    guard let keep = options.retention.limit else { return 0 }
-    // Versions another writer made negative must not trap on the subtraction.
-    let (floor, overflow) = latest.subtractingReportingOverflow(keep)
-    return overflow ? 0 : max(0, floor)
-  }
-
   /// Versions of `key` newer than the retention floor, newest first.
   func history(key: String, limit: Int?) throws -> [StoredRow] {
     try withConnection { connection, _ in
-      let latest = try Self.latestVersion(key: key, connection: connection)
+      let head = try Self.keyHead(key: key, connection: connection)
       let statement = try connection.cachedStatement(SQL.history)
       defer { statement.reset() }
       try statement.bind(key, at: 1)
-      try statement.bind(retentionFloor(latest: latest), at: 2)
+      try statement.bind(retentionFloor(head), at: 2)
       try statement.bind(Int64(limit.map { max(0, $0) } ?? -1), at: 3)
       var rows: [StoredRow] = []
       while try statement.step() {
@@ -49,12 +41,12 @@ extension StoreDatabase {
   /// Versions of `key` after `version` that are above the retention floor, oldest first, at most `limit`.
   func rows(key: String, after version: Int64, limit: Int) throws -> [StoredRow] {
     try withConnection { connection, _ in
-      let latest = try Self.latestVersion(key: key, connection: connection)
-      guard latest > version else { return [] }
+      let head = try Self.keyHead(key: key, connection: connection)
+      guard head.latest > version else { return [] }
       let statement = try connection.cachedStatement(SQL.rowsAfter)
       defer { statement.reset() }
       try statement.bind(key, at: 1)
-      try statement.bind(max(version, retentionFloor(latest: latest)), at: 2)
+      try statement.bind(max(version, retentionFloor(head)), at: 2)
       try statement.bind(Int64(limit), at: 3)
       var rows: [StoredRow] = []
       while try statement.step() {
@@ -67,8 +59,8 @@ extension StoreDatabase {
   /// Version `version` of `key`, or nil if it was never written or is below the retention floor.
   func row(key: String, version: Int64) throws -> StoredRow? {
     try withConnection { connection, _ in
-      let latest = try Self.latestVersion(key: key, connection: connection)
-      guard version > retentionFloor(latest: latest), version <= latest else { return nil }
+      let head = try Self.keyHead(key: key, connection: connection)
+      guard version > retentionFloor(head), version <= head.latest else { return nil }
       let statement = try connection.cachedStatement(SQL.row)
       defer { statement.reset() }
       try statement.bind(key, at: 1)
@@ -88,24 +80,38 @@ extension StoreDatabase {
     }
   }
 
-  /// Deletes all but the newest `keep` versions of `key` (or of every key) in one transaction; returns
-  /// the number of rows deleted.
-  func prune(key: String?, keep: Int64) throws -> Int {
+  /// Deletes old versions of `key` (or of every key) in one transaction: all but the newest `keep`, but
+  /// never what a key's recorded retention keeps (a key recorded as keeping every version is left
+  /// alone); with `keep` nil, what each key's recorded retention no longer keeps (keys without one are
+  /// left alone).
+  func prune(key: String?, keep: Int64?) throws -> PruneOutcome {
     let keys = try key.map { [$0] } ?? self.keys()
     return try withConnection { connection, _ in
       try connection.inTransaction(.immediate) {
-        var deleted = 0
+        var outcome = PruneOutcome()
         for key in keys {
-          let latest = try Self.latestVersion(key: key, connection: connection)
-          let (floor, overflow) = latest.subtractingReportingOverflow(keep)
+          let head = try Self.keyHead(key: key, connection: connection)
+          let kept: Int64
+          switch (head.recorded, keep) {
+          case (nil, nil): continue
+          case (.all, _):
+            outcome.keptByRetention[key] = .all
+            continue
+          case (.last(let count), nil): kept = Int64(max(1, count))
+          case (.last(let count), let keep?):
+            kept = max(keep, Int64(max(1, count)))
+            if kept > keep { outcome.keptByRetention[key] = .last(count) }
+          case (nil, let keep?): kept = keep
+          }
+          let (floor, overflow) = head.latest.subtractingReportingOverflow(kept)
           if overflow { continue }  // nothing can be older than Int64.min
           let prune = try connection.cachedStatement(SQL.prune)
           try prune.bind(key, at: 1)
           try prune.bind(floor, at: 2)
           try prune.run()
-          deleted += connection.changes
+          outcome.deleted += connection.changes
         }
-        return deleted
+        return outcome
       }
     }
   }
@@ -119,16 +125,6 @@ extension StoreDatabase {
   }
 
   // MARK: Statements
-
-  static func latestVersion(key: String, connection: SQLiteConnection) throws -> Int64 {
-    let statement = try connection.cachedStatement(SQL.latestVersion)
-    // A statement left on a row keeps its read transaction open: it would pin an old snapshot (writes
-    // then fail with SQLITE_BUSY_SNAPSHOT) and block every checkpoint. Always reset after reading.
-    defer { statement.reset() }
-    try statement.bind(key, at: 1)
-    guard try statement.step(), !statement.isNull(0) else { return 0 }
-    return statement.int64(0)
-  }
 
   static func latestRow(key: String, connection: SQLiteConnection) throws -> StoredRow? {
     let statement = try connection.cachedStatement(SQL.latestRow)

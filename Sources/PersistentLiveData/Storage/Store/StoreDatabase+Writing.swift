@@ -81,7 +81,8 @@ extension StoreDatabase {
     let ownsTransaction = !connection.isInTransaction
     if ownsTransaction { try connection.begin(.immediate) }
     do {
-      let latest = try Self.latestVersion(key: write.key, connection: connection)
+      let head = try Self.keyHead(key: write.key, connection: connection)
+      let latest = head.latest
       if let expected = write.expectedVersion, expected != latest {
         throw VersionConflict(latestVersion: latest)
       }
@@ -101,7 +102,8 @@ extension StoreDatabase {
       try insert.bindText(write.payload, at: 4)
       try insert.bind(Int64(schemaVersion), at: 5)
       try insert.run()
-      try pruneOnWrite(key: write.key, version: committed.version, connection: connection)
+      try pruneOnWrite(
+        key: write.key, version: committed.version, keep: retention(of: head).limit, connection: connection)
       return committed
     } catch {
       if ownsTransaction { connection.rollback() }
@@ -118,10 +120,10 @@ extension StoreDatabase {
     return try statement.step() ? Int(clamping: statement.int64(0)) : 1
   }
 
-  /// Applies the retention option: old versions are deleted in batches, so that retention adds a small
-  /// constant to the average write.
-  private func pruneOnWrite(key: String, version: Int64, connection: SQLiteConnection) throws {
-    guard let keep = options.retention.limit, Self.isPruneDue(version: version, keep: keep) else { return }
+  /// Applies the key's retention (its recorded one, else the store's option): old versions are deleted
+  /// in batches, so that retention adds a small constant to the average write.
+  private func pruneOnWrite(key: String, version: Int64, keep: Int64?, connection: SQLiteConnection) throws {
+    guard let keep, Self.isPruneDue(version: version, keep: keep) else { return }
     let prune = try connection.cachedStatement(SQL.prune)
     try prune.bind(key, at: 1)
     try prune.bind(version - keep, at: 2)
