@@ -46,6 +46,7 @@ let package = Package(
         .embedInCode("../../Migrations/0002_value_schema_versions.sql"),
         .embedInCode("../../Migrations/0003_removed_keys.sql"),
         .embedInCode("../../Migrations/0004_key_retention.sql"),
+        .embedInCode("../../Migrations/0005_store_properties.sql"),
       ],
       swiftSettings: swiftSettings
     ),

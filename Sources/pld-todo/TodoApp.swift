@@ -13,7 +13,9 @@ final class TodoApp: LifecycleOwner {
   let runs: PersistentLiveData<Int>
 
   init(databasePath: String) throws {
-    store = try PersistentStore(path: databasePath)
+    var options = StoreOptions()
+    options.applicationIdentifier = "pld-todo"  // another app's store at this path is refused, not used
+    store = try PersistentStore(path: databasePath, options: options)
     list = try store.liveData("todo.list", default: TodoList())
     runs = try store.liveData("todo.runs", default: 0)
   }

@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import PersistentLiveData
 import PersistentLiveDataPostgres
 import PersistentLiveDataPostgresTesting
@@ -45,7 +46,8 @@ struct SharedFailureTests {
       let milliseconds = catchUp.map {
         $0.components.seconds * 1_000 + $0.components.attoseconds / 1_000_000_000_000_000
       }
-      print("POSTGRES restart-catch-up-ms=\(milliseconds.map(String.init) ?? "over-20000")")
+      // A figure line like the reliability suite's: to PLD_FIGURES_FILE, not among the test output.
+      TestFigures.record("POSTGRES restart-catch-up-ms=\(milliseconds.map(String.init) ?? "over-20000")")
       await a.shutDown()
       await b.shutDown()
     }

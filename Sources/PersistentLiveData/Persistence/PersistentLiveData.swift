@@ -86,6 +86,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
   public func update(
     isolation: isolated (any Actor)? = #isolation, _ transform: (inout Value) throws -> Void
   ) throws -> Value {
+    try database.ensureWritable()  // before the transform runs
     while true {
       let base = currentBase()
       var candidate = base.value

@@ -193,6 +193,26 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
   /// }
   /// ```
   case notInTransaction(operation: String)
+  /// The file has schema version `found`, older than the `required` one this library reads, and the
+  /// store was opened with ``StoreOptions/readOnly``, which never migrates. Open it once without
+  /// `readOnly` (any writable open upgrades it in place), then read it.
+  ///
+  /// ```swift
+  /// catch PersistentLiveDataError.schemaTooOld(let path, let found, let required) {
+  ///   log("\(path) is at schema \(found); open it writable once to upgrade it to \(required)")
+  /// }
+  /// ```
+  case schemaTooOld(path: String, found: Int, required: Int)
+  /// The file was created for another application: its recorded application identifier is `found`,
+  /// and this store was opened with ``StoreOptions/applicationIdentifier`` `expected`. Nothing was
+  /// written; check the path.
+  ///
+  /// ```swift
+  /// catch PersistentLiveDataError.applicationMismatch(let path, let expected, let found) {
+  ///   log("\(path) belongs to \(found), not \(expected)")
+  /// }
+  /// ```
+  case applicationMismatch(path: String, expected: String, found: String)
 
   /// One sentence naming what failed and where.
   ///
@@ -224,7 +244,9 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
     case .diskFull(let path):
       return "The disk holding \(EscapedText.quotedForMessage(path)) is full; nothing was written."
     case .readOnly(let path):
-      return "\(EscapedText.quotedForMessage(path)) is read-only; nothing was written."
+      return
+        "\(EscapedText.quotedForMessage(path)) is read-only (the store was opened with StoreOptions.readOnly, "
+        + "or the file, its folder or its file system cannot be written); nothing was written."
     case .busy(let path):
       return "\(EscapedText.quotedForMessage(path)) is locked by another connection; try again."
     case .corrupt(let path, let detail):
@@ -268,6 +290,16 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
     case .notInTransaction(let operation):
       return
         "\(operation) cannot run inside a transaction { }; call it before or after the transaction. Nothing was changed."
+    case .schemaTooOld(let path, let found, let required):
+      return
+        "\(EscapedText.quotedForMessage(path)) has schema version \(found), older than the \(required) this library "
+        + "reads, and a read-only store never upgrades a file: open it once without StoreOptions.readOnly "
+        + "(the upgrade is made in place), then read it."
+    case .applicationMismatch(let path, let expected, let found):
+      return
+        "\(EscapedText.quotedForMessage(path)) belongs to application \(EscapedText.quotedForMessage(found)), not "
+        + "\(EscapedText.quotedForMessage(expected)) (StoreOptions.applicationIdentifier); it was left "
+        + "untouched. Check the path."
     case .fileExists(let path):
       return
         "\(EscapedText.quotedForMessage(path)) already exists; a backup never overwrites anything: choose a new path or move that one away."

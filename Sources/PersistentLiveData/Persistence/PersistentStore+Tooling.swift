@@ -14,6 +14,33 @@ extension PersistentStore {
     return try writeRaw(payload, key: key, schemaVersion: schemaVersion.map { max(1, $0) })
   }
 
+  /// Stores `json` as `version` of `key`, written at `writtenAtMilliseconds`, with `schemaVersion`: a
+  /// faithful restore of an exported version (`pld-tool import` into a store without the key).
+  ///
+  /// - Throws: ``PersistentLiveDataError/unknownVersion(key:version:)`` when `version` is not above the
+  ///   key's newest version (numbers are never reused or reordered); nothing is written then.
+  package func restoreJSON(
+    _ json: Data, forKey key: String, version: Int64, writtenAtMilliseconds: Int64, schemaVersion: Int?
+  ) throws {
+    try Self.validate(key: key)
+    let payload = try Self.canonicalJSON(json, key: key)
+    var write = PendingWrite(key: key, payload: payload, schemaVersion: schemaVersion.map { max(1, $0) })
+    write.restoring = (version, Date(timeIntervalSince1970: Double(writtenAtMilliseconds) / 1_000))
+    do {
+      try database.commit(write)
+    } catch is VersionConflict {
+      throw PersistentLiveDataError.unknownVersion(key: key, version: version)
+    }
+  }
+
+  /// The newest version of `key` — of its newest row, or the one its removal took — or 0 for a key
+  /// never written.
+  package func headVersion(of key: String) throws -> Int64 {
+    try database.withConnection { connection, _ in
+      try StoreDatabase.keyHead(key: key, connection: connection).latest
+    }
+  }
+
   /// Writes the content of `version` of `key` as a new version, with that version's schema version
   /// (raw JSON cannot be upgraded without the type), and returns it.
   package func rollbackJSON(key: String, to version: Int64) throws -> Int64 {

@@ -122,6 +122,37 @@ public struct StoreOptions: Sendable {
   /// options.secureDelete = true   // an old token leaves no trace once replaced and checkpointed
   /// ```
   public var secureDelete: Bool
+  /// Whether the store only reads. Default `false`.
+  ///
+  /// A read-only store never creates, migrates or writes anything: the file must exist and be of this
+  /// library's schema (an older one throws ``PersistentLiveDataError/schemaTooOld(path:found:required:)``),
+  /// and every write — `set`, `update`, `rollback`, `reset`, `write`, ``PersistentStore/transaction(isolation:_:)``,
+  /// ``PersistentStore/removeKey(_:)``, a retention different from the recorded one — throws
+  /// ``PersistentLiveDataError/readOnly(path:)`` with nothing changed. It still sees other processes'
+  /// writes (observers are notified as usual), and opens a file whose folder cannot be written (read-only
+  /// media, an immutable folder): SQLite then reads the database file alone, without its `-wal` file and
+  /// without seeing later commits. ``PersistentStore/backup(to:)`` works.
+  ///
+  /// ```swift
+  /// var options = StoreOptions()
+  /// options.readOnly = true
+  /// let flags = try PersistentStore(path: "/srv/flags/flags.db", options: options)
+  /// ```
+  public var readOnly: Bool
+  /// The application a store file belongs to, recorded in the file and checked at every open. Default
+  /// `nil`: any file is accepted.
+  ///
+  /// A store created (or first opened) with an identifier records it; opening that file later with a
+  /// different identifier throws ``PersistentLiveDataError/applicationMismatch(path:expected:found:)``
+  /// and leaves it untouched — so a mistyped path to another app's store is refused, not used as a new
+  /// state. Opening without an identifier accepts any file; a read-only store checks but never records.
+  ///
+  /// ```swift
+  /// var options = StoreOptions()
+  /// options.applicationIdentifier = "com.example.flags"
+  /// let store = try PersistentStore(path: path, options: options)
+  /// ```
+  public var applicationIdentifier: String?
 
   /// Creates options; every parameter has the safe default.
   ///
@@ -147,6 +178,8 @@ public struct StoreOptions: Sendable {
     self.logger = nil
     self.slowWriteThreshold = .milliseconds(100)
     self.secureDelete = false
+    self.readOnly = false
+    self.applicationIdentifier = nil
   }
 }
 

@@ -6,15 +6,22 @@ extension PLDTool {
   /// `import DB FILE`: writes every line of a JSON Lines file as a new version, all or nothing.
   struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "Write every line of a JSON Lines file as a new version of its key, all or nothing.",
+      abstract: "Write every line of a JSON Lines file as a version of its key, all or nothing.",
       discussion: """
         Each line is an object with at least "key" (a string) and "value" (any JSON), as written by \
         export; "schemaVersion" (an integer, at least 1) is kept when present, otherwise the key's \
-        current schema version is used (1 for a new key); other fields are ignored and versions are \
-        numbered by the store. Lines are written in \
-        file order in one transaction: if any line is invalid, nothing is written. Blank lines are \
-        skipped. The store must exist: a missing database file is an error, and nothing is created, \
-        unless --create is given. Pass - as FILE to read standard input.
+        current schema version is used (1 for a new key).
+
+        A key the store has never had is restored faithfully: when every line of the key has \
+        "version" (an integer, at least 1, increasing in file order) and "writtenAt" (as export writes \
+        it), each version keeps its number and time — importing an export into an empty store gives \
+        back the same store. A key the store already has (or had: a deleted key's numbers are never \
+        reused), lines without those fields, or --renumber: every line becomes a new version of its \
+        key, numbered by the store and stamped with the current time.
+
+        Lines are written in file order in one transaction: if any line is invalid, nothing is \
+        written. Blank lines are skipped. The store must exist: a missing database file is an error, \
+        and nothing is created, unless --create is given. Pass - as FILE to read standard input.
         """)
 
     @OptionGroup var options: DatabaseOptions
@@ -24,6 +31,9 @@ extension PLDTool {
 
     @OptionGroup var creation: CreateOption
 
+    @Flag(help: "Write every line as a new version, even of a key the store has never had.")
+    var renumber = false
+
     /// One line to import.
     struct Entry {
       var line: Int
@@ -31,6 +41,26 @@ extension PLDTool {
       var value: Data
       /// The value schema version of the line, if it has one.
       var schemaVersion: Int?
+      /// The exported version number and time, if the line has them (a faithful restore keeps them).
+      var version: Int64?
+      var writtenAtMilliseconds: Int64?
+    }
+
+    /// The keys of `entries` whose every line has a version and a time, versions increasing in file
+    /// order: those a store without the key can take back faithfully.
+    static func restorableKeys(_ entries: [Entry]) -> Swift.Set<String> {
+      var last: [String: Int64] = [:]
+      var refused: Swift.Set<String> = []
+      for entry in entries {
+        guard let version = entry.version, entry.writtenAtMilliseconds != nil,
+          last[entry.key].map({ $0 < version }) ?? true
+        else {
+          refused.insert(entry.key)
+          continue
+        }
+        last[entry.key] = version
+      }
+      return Swift.Set(last.keys).subtracting(refused)
     }
 
     func run() throws {
@@ -40,12 +70,29 @@ extension PLDTool {
       let progress = Progress("importing", total: entries.count)
       var latest: [(key: String, version: Int64)] = []
       var indexByKey: [String: Int] = [:]
+      let restorable = renumber ? [] : Self.restorableKeys(entries)
+      var restored: Swift.Set<String> = []
       do {
         try store.transaction {
           for entry in entries {
-            let version: Int64
+            var version: Int64
             do {
-              version = try store.setJSON(entry.value, forKey: entry.key, schemaVersion: entry.schemaVersion)
+              if indexByKey[entry.key] == nil, restorable.contains(entry.key),
+                try store.headVersion(of: entry.key) == 0
+              {
+                restored.insert(entry.key)
+              }
+              if restored.contains(entry.key), let exported = entry.version,
+                let writtenAt = entry.writtenAtMilliseconds
+              {
+                try store.restoreJSON(
+                  entry.value, forKey: entry.key, version: exported, writtenAtMilliseconds: writtenAt,
+                  schemaVersion: entry.schemaVersion)
+                version = exported
+              } else {
+                version = try store.setJSON(
+                  entry.value, forKey: entry.key, schemaVersion: entry.schemaVersion)
+              }
             } catch {
               throw CommandError(
                 "Line \(entry.line) of \(TerminalText.quoted(file)) was not imported: \(error)")
@@ -76,14 +123,23 @@ extension PLDTool {
               "keys",
               .array(
                 latest.map {
-                  .object([.init("key", .string($0.key)), .init("version", .integer($0.version))])
+                  .object([
+                    .init("key", .string($0.key)), .init("version", .integer($0.version)),
+                    .init("restored", .bool(restored.contains($0.key))),
+                  ])
                 })),
           ]))
         return
       }
+      let restoredNote =
+        restored.isEmpty
+        ? ""
+        : restored.count == latest.count
+          ? " with their versions and times"
+          : " (\(HumanFormat.count(restored.count, "key")) with their versions and times)"
       console.writeLine(
         "Imported \(HumanFormat.count(entries.count, "version")) of \(HumanFormat.count(latest.count, "key")) "
-          + "from \(TerminalText.quoted(file)).")
+          + "from \(TerminalText.quoted(file))\(restoredNote).")
     }
 
     private func readInput() throws -> String {
@@ -131,8 +187,25 @@ extension PLDTool {
           }
           schemaVersion = number
         }
+        var version: Int64?
+        if let member = object["version"] {
+          guard case .number(let text) = member, let number = Int64(text), number >= 1 else {
+            throw failure("has a \"version\" that is not an integer of at least 1")
+          }
+          version = number
+        }
+        var writtenAt: Int64?
+        if let member = object["writtenAt"] {
+          guard case .string(let text) = member, let milliseconds = HumanFormat.milliseconds(iso8601: text)
+          else {
+            throw failure("has a \"writtenAt\" that is not a time like 2026-01-31T12:00:00.000Z")
+          }
+          writtenAt = milliseconds
+        }
         entries.append(
-          Entry(line: lineNumber, key: key, value: Data(value.compact.utf8), schemaVersion: schemaVersion))
+          Entry(
+            line: lineNumber, key: key, value: Data(value.compact.utf8), schemaVersion: schemaVersion,
+            version: version, writtenAtMilliseconds: writtenAt))
       }
       return entries
     }

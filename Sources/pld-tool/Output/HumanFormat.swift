@@ -49,6 +49,39 @@ enum HumanFormat {
     return dateTime(parts, separator: "T") + "." + pad(fraction, 3) + "Z"
   }
 
+  /// The milliseconds since 1970 of a UTC time as ``iso8601(milliseconds:)`` writes it —
+  /// `2026-11-25T07:30:05.123Z`, or without the fraction — or nil for any other text.
+  static func milliseconds(iso8601 text: String) -> Int64? {
+    let utf8 = Array(text.utf8)
+    guard utf8.count == 20 || utf8.count == 24, utf8.last == UInt8(ascii: "Z") else { return nil }
+    func number(_ range: Range<Int>) -> Int? {
+      guard range.allSatisfy({ utf8[$0] >= UInt8(ascii: "0") && utf8[$0] <= UInt8(ascii: "9") }) else {
+        return nil
+      }
+      return range.reduce(0) { $0 * 10 + Int(utf8[$1] - UInt8(ascii: "0")) }
+    }
+    let separators: [(Int, Character)] = [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":")]
+    guard separators.allSatisfy({ utf8[$0.0] == $0.1.asciiValue }) else { return nil }
+    guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+      let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+      (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+    else { return nil }
+    var fraction = 0
+    if utf8.count == 24 {
+      guard utf8[19] == UInt8(ascii: "."), let digits = number(20..<23) else { return nil }
+      fraction = digits
+    }
+    var parts = tm()
+    parts.tm_year = Int32(year - 1900)
+    parts.tm_mon = Int32(month - 1)
+    parts.tm_mday = Int32(day)
+    parts.tm_hour = Int32(hour)
+    parts.tm_min = Int32(minute)
+    parts.tm_sec = Int32(second)
+    let seconds = Int64(timegm(&parts))
+    return seconds * 1_000 + Int64(fraction)
+  }
+
   /// How long ago a stored time was: `just now`, `42 s ago`, `5 min ago`, `3 h ago`, `12 days ago`
   /// (`in the future` for a clock that was ahead).
   static func relative(milliseconds: Int64, now: Date = Date()) -> String {

@@ -6,6 +6,14 @@ import Testing
 // This file mirrors the README's quick start line for line: if it stops compiling or behaving as the
 // README says, this test fails.
 
+/// The lines the quick start prints: in this file, `print` records them for the test to check instead of
+/// writing them among the test runner's output.
+@MainActor private var printedLines: [String] = []
+
+@MainActor private func print(_ line: String) {
+  printedLines.append(line)
+}
+
 // README: begin quick start
 struct Settings: Codable, Sendable, Equatable {
   var theme = "light"
@@ -44,8 +52,12 @@ func showSettings(storedAt path: String) throws -> SettingsScreen {
   @Test func readmeQuickStartRunsAsDocumented() throws {
     let folder = try TemporaryDirectory()
     let path = folder.path("app/settings.db")
+    printedLines = []
     let screen = try showSettings(storedAt: path)
     #expect(screen.shown == ["light 14pt", "light 16pt", "dark 18pt", "light 16pt"])
+    // The history it printed, newest first: "v2 2026-01-01 12:00:00 +0000: dark".
+    #expect(printedLines.map { $0.prefix(3) } == ["v2 ", "v1 "])
+    #expect(printedLines.map { $0.split(separator: ": ").last } == ["dark", "light"])
 
     // Run it again: the state continues from the file.
     let store = try PersistentStore(path: path)

@@ -39,7 +39,7 @@ extension MigrationTests {
         #expect(applied == MigrationCatalog.migrations)
         #expect(
           try Self.tables(connection) == [
-            "pld_key_retention", "pld_migrations", "pld_removed_keys", "pld_values",
+            "pld_key_retention", "pld_migrations", "pld_removed_keys", "pld_store_properties", "pld_values",
           ])
         #expect(
           try Self.recorded(connection) == MigrationCatalog.migrations.map { "\($0.version):\($0.name)" })
@@ -53,22 +53,28 @@ extension MigrationTests {
     @Test func appliesAListInOrderEachInItsOwnTransaction() throws {
       try TemporaryDirectory.with { directory in
         let connection = try directory.openDatabase()
-        let migrations = [
-          Migration(version: 3, name: "third", sql: "INSERT INTO log VALUES ('three');"),
-          Migration(version: 4, name: "fourth", sql: "INSERT INTO log VALUES ('four');"),
-          Migration(version: 5, name: "fifth", sql: "INSERT INTO log VALUES ('five');"),
-          Self.initial,
-          Migration(
-            version: 2, name: "second", sql: "CREATE TABLE log(step TEXT); INSERT INTO log VALUES ('two');"),
-        ]
+        // One more than the catalog has, listed out of order.
+        let last = Migrator.latestVersion + 1
+        let later = (3...last).reversed().map {
+          Migration(version: $0, name: "step\($0)", sql: "INSERT INTO log VALUES ('\($0)');")
+        }
+        let migrations =
+          later + [
+            Self.initial,
+            Migration(
+              version: 2, name: "second", sql: "CREATE TABLE log(step TEXT); INSERT INTO log VALUES ('2');"),
+          ]
         let applied = try Migrator(migrations: migrations).migrate(connection)
-        #expect(applied.map(\.version) == [1, 2, 3, 4, 5])
-        #expect(try connection.scalarText("SELECT group_concat(step, ',') FROM log") == "two,three,four,five")
+        #expect(applied.map(\.version) == Array(1...last))
         #expect(
-          try Self.recorded(connection) == ["1:initial_schema", "2:second", "3:third", "4:fourth", "5:fifth"])
-        #expect(try connection.pragmaInt("user_version") == 5)
-        // The catalog alone (schema 4) now finds the file too new.
-        #expect(throws: MigrationError.schemaTooNew(found: 5, supported: Migrator.latestVersion)) {
+          try connection.scalarText("SELECT group_concat(step, ',') FROM log")
+            == (2...last).map(String.init).joined(separator: ","))
+        #expect(
+          try Self.recorded(connection)
+            == ["1:initial_schema", "2:second"] + (3...last).map { "\($0):step\($0)" })
+        #expect(try connection.pragmaInt("user_version") == Int64(last))
+        // The catalog alone now finds the file too new.
+        #expect(throws: MigrationError.schemaTooNew(found: last, supported: Migrator.latestVersion)) {
           try Migrator().migrate(connection)
         }
       }

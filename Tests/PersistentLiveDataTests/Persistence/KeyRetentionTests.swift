@@ -133,13 +133,14 @@ import Testing
     // Back to schema 3, as a store written by the previous release.
     try SQLiteCLI.execute(
       path,
-      "DROP TABLE pld_key_retention; DELETE FROM pld_migrations WHERE version = 4; PRAGMA user_version = 3;")
+      "DROP TABLE pld_key_retention; DROP TABLE pld_store_properties; "
+        + "DELETE FROM pld_migrations WHERE version >= 4; PRAGMA user_version = 3;")
     let store = try PersistentStore(path: path)
     #expect(try store.recordedRetention(of: "k") == nil)
     let k = try store.liveData("k", default: 0, retention: .last(4))
     #expect(k.value == 1)
     #expect(try store.recordedRetention(of: "k") == .last(4))
     try store.close()
-    #expect(try SQLiteCLI.query(path, "PRAGMA user_version") == "4")
+    #expect(try SQLiteCLI.query(path, "PRAGMA user_version") == "\(Migrator.latestVersion)")
   }
 }

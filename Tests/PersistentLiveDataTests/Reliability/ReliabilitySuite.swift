@@ -1,11 +1,14 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 /// The reliability suite: process kills, simulated power loss, I/O errors, disk full and read-only files,
 /// damaged files, hostile input and file security. Run it with `swift test --filter Reliability`.
 ///
-/// The loops print one `RELIABILITY …` line each with their figures (iterations, losses, corruptions),
-/// which the README's guarantee table quotes. Their length is set by environment variables:
+/// The loops record one `RELIABILITY …` line each with their figures (iterations, losses, corruptions),
+/// which the README's guarantee table quotes: not among the test output, but in the file named by
+/// `PLD_FIGURES_FILE` (`.ci/run` prints it) and on stdout with `PLD_PRINT_FIGURES=1` (``figure(_:)``).
+/// Their length is set by environment variables:
 ///
 /// | variable | default | what |
 /// |---|---|---|
@@ -26,8 +29,9 @@ import Testing
     return underSanitizer ? sanitized : fallback
   }
 
-  /// Prints a figure line for the README's table (tests may print; the library never does).
+  /// Records a figure line for the README's table where ``TestFigures`` says: appended to
+  /// `PLD_FIGURES_FILE`, printed only with `PLD_PRINT_FIGURES=1` (the library never prints).
   static func figure(_ line: String) {
-    print("RELIABILITY \(line)")
+    TestFigures.record("RELIABILITY \(line)")
   }
 }

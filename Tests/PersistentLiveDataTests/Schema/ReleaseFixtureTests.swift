@@ -63,10 +63,10 @@ extension ValueSchemas {
       try note.set(NoteV3(title: "after the upgrade", tags: [], pinned: true))
       try store.close()
 
-      #expect(try SQLiteCLI.query(path, "PRAGMA user_version") == "4")
+      #expect(try SQLiteCLI.query(path, "PRAGMA user_version") == "5")
       #expect(
         try SQLiteCLI.query(path, "SELECT version, name FROM pld_migrations ORDER BY version")
-          == "1|initial_schema\n2|value_schema_versions\n3|removed_keys\n4|key_retention")
+          == "1|initial_schema\n2|value_schema_versions\n3|removed_keys\n4|key_retention\n5|store_properties")
       let after = try Self.rowsWithoutSchema(path)
       #expect(Array(after.filter { !$0.hasPrefix("note|4|") }) == before, "no stored row changed")
       #expect(

@@ -41,18 +41,11 @@ import Testing
 
     let result = runInProcess(["import", copy, file, "--create"])
     #expect(result.status == 0, "\(result)")
-    #expect(result.stdout == "Imported 9 versions of 3 keys from \"\(file)\".\n")
+    #expect(
+      result.stdout == "Imported 9 versions of 3 keys from \"\(file)\" with their versions and times.\n")
 
-    // Same keys, versions and values (times are those of the import).
-    func withoutTimes(_ text: String) throws -> [String] {
-      try CommandResult(stdout: text, stderr: "", status: 0).jsonLines().map { line in
-        var line = line
-        line["writtenAt"] = nil
-        return String(
-          decoding: try JSONSerialization.data(withJSONObject: line, options: [.sortedKeys]), as: UTF8.self)
-      }
-    }
-    #expect(try withoutTimes(runInProcess(["export", copy]).stdout) == (try withoutTimes(exported)))
+    // Into an empty store, a faithful restore: the same keys, versions, times, schema versions and values.
+    #expect(runInProcess(["export", copy]).stdout == exported)
 
     let store = try PersistentStore(path: copy)
     defer { try? store.close() }
@@ -70,7 +63,7 @@ import Testing
       {"key":"counter","value":100}
 
       {"key":"fresh","value":{"a":[1,2]}}\r
-      {"key":"counter","value":200,"version":1,"writtenAt":"ignored"}
+      {"key":"counter","value":200,"version":1,"writtenAt":"2020-01-01T00:00:00.000Z"}
       """, to: "more.jsonl")
 
     let result = runInProcess(["import", path, file, "--json"])
@@ -86,28 +79,99 @@ import Testing
     #expect(try counter.history(limit: 2).map(\.value) == [200, 100])
   }
 
-  @Test(arguments: [
-    (
-      #"{"key":"a","value":1}"# + "\n" + #"{"key":"b","value":}"#,
-      "Line 2 of \"FILE\" is not valid JSON: unexpected character \"}\", expected a value at line 1, column 20."
-    ),
-    (#"{"key":"a","value":1}"# + "\n\n" + #"[1]"#, "Line 3 of \"FILE\" is not a JSON object but an array."),
-    (#"{"value":1}"#, "Line 1 of \"FILE\" has no \"key\" string."),
-    (#"{"key":"a","value":1}"# + "\n" + #"{"key":"b"}"#, "Line 2 of \"FILE\" has no \"value\"."),
-    (#"{"key":"","value":1}"#, "Line 1 of \"FILE\" has an empty \"key\"."),
-  ])
-  func importRefusesABadLineAndWritesNothing(content: String, message: String) throws {
+  /// A key the store has (or had), lines without versions, or --renumber: new versions, stamped now.
+  @Test func importRestoresOnlyKeysTheStoreNeverHadAndOnlyWhenAsked() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.path("app.db")
+    do {
+      let store = try PersistentStore(path: path)
+      for value in 1...3 { try store.liveData("deleted", default: 0).set(value) }
+      try store.removeKey("deleted")  // took version 4
+      try store.close()
+    }
+    let file = try directory.write(
+      """
+      {"key":"exact","version":5,"writtenAt":"2020-01-01T00:00:00.250Z","schemaVersion":2,"value":"a"}
+      {"key":"exact","version":9,"writtenAt":"2020-01-02T00:00:00Z","value":"b"}
+      {"key":"deleted","version":1,"writtenAt":"2020-01-01T00:00:00.000Z","value":10}
+      {"key":"unordered","version":2,"writtenAt":"2020-01-01T00:00:00.000Z","value":1}
+      {"key":"unordered","version":2,"writtenAt":"2020-01-01T00:00:00.000Z","value":2}
+      {"key":"partial","version":3,"value":1}
+      """, to: "mixed.jsonl")
+    let result = runInProcess(["import", path, file, "--json"])
+    #expect(result.status == 0, "\(result)")
+    let keys = try #require(try result.json() as? [String: Any])["keys"] as? [[String: Any]]
+    #expect(
+      keys?.map { "\($0["key"] ?? "")=\($0["version"] ?? "")/\($0["restored"] ?? "")" } == [
+        "exact=9/1", "deleted=5/0", "unordered=2/0", "partial=1/0",
+      ])
+    let history = try #require(
+      try runInProcess(["history", path, "exact", "--json"]).json() as? [[String: Any]])
+    #expect(history.map { $0["version"] as? Int } == [9, 5])
+    #expect(
+      history.map { $0["writtenAt"] as? String } == ["2020-01-02T00:00:00.000Z", "2020-01-01T00:00:00.250Z"])
+    #expect(history.map { $0["schemaVersion"] as? Int } == [2, 2])
+    let store = try PersistentStore(path: path)
+    #expect(try store.liveData("deleted", default: 0).history().map(\.version) == [5])
+    try store.close()
+    #expect(
+      runInProcess(["set", path, "exact", #""c""#]).stdout == "Wrote version 10 of key exact.\n",
+      "later writes continue above the restored versions")
+
+    let again = directory.path("renumbered.db")
+    let renumbered = runInProcess(["import", again, file, "--create", "--renumber"])
+    #expect(renumbered.stdout == "Imported 6 versions of 4 keys from \"\(file)\".\n", "\(renumbered)")
+    let exactAgain = try #require(
+      try runInProcess(["history", again, "exact", "--json"]).json() as? [[String: Any]])
+    #expect(exactAgain.map { $0["version"] as? Int } == [2, 1])
+  }
+
+  @Test func importRefusesATimeItCannotRead() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let path = try directory.makeSampleStore()
-    let file = try directory.write(content, to: "bad.jsonl")
+    let file = try directory.write(
+      #"{"key":"k","version":1,"writtenAt":"yesterday","value":1}"#, to: "bad.jsonl")
+    let result = runInProcess(["import", path, file])
+    #expect(result.status == 1)
+    #expect(
+      result.stderr
+        == "Error: Line 1 of \"\(file)\" has a \"writtenAt\" that is not a time like 2026-01-31T12:00:00.000Z.\n"
+    )
+  }
+
+  @Test(
+    arguments: [
+      (
+        #"{"key":"a","value":1}"# + "\n" + #"{"key":"b","value":}"#,
+        "Line 2 of \"FILE\" is not valid JSON: unexpected character \"}\", expected a value at line 1, column 20."
+      ),
+      (#"{"key":"a","value":1}"# + "\n\n" + #"[1]"#, "Line 3 of \"FILE\" is not a JSON object but an array."),
+      (#"{"value":1}"#, "Line 1 of \"FILE\" has no \"key\" string."),
+      (#"{"key":"a","value":1}"# + "\n" + #"{"key":"b"}"#, "Line 2 of \"FILE\" has no \"value\"."),
+      (#"{"key":"","value":1}"#, "Line 1 of \"FILE\" has an empty \"key\"."),
+    ].map { BadImport(content: $0, message: $1) })
+  func importRefusesABadLineAndWritesNothing(_ bad: BadImport) throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try directory.makeSampleStore()
+    let file = try directory.write(bad.content, to: "bad.jsonl")
     let before = directory.snapshot("app.db")
 
     let result = runInProcess(["import", path, file])
     #expect(result.status == 1)
     #expect(result.stdout.isEmpty)
-    #expect(result.stderr == "Error: " + message.replacingOccurrences(of: "FILE", with: file) + "\n")
+    #expect(result.stderr == "Error: " + bad.message.replacingOccurrences(of: "FILE", with: file) + "\n")
     #expect(directory.snapshot("app.db") == before)
+  }
+
+  /// A case of ``importRefusesABadLineAndWritesNothing(_:)``. Its content is shown escaped, on one line:
+  /// most are several lines, which would break the test runner's output lines.
+  struct BadImport: Sendable, CustomTestStringConvertible {
+    var content: String
+    var message: String
+    var testDescription: String { "\(String(reflecting: content)): \(message)" }
   }
 
   @Test func importOfAMissingFileNamesIt() throws {

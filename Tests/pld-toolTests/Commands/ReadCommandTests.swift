@@ -16,7 +16,7 @@ import Testing
     let result = runInProcess(["inspect", path, "--json"])
     #expect(result.status == 0, "\(result)")
     let json = try #require(try result.json() as? [String: Any])
-    #expect(json["schemaVersion"] as? Int == 3)
+    #expect(json["schemaVersion"] as? Int == Migrator.latestVersion)
     #expect(json["journalMode"] as? String == "wal")
     #expect(json["keys"] as? Int == 3)
     #expect(json["versions"] as? Int == 9)
@@ -27,7 +27,7 @@ import Testing
 
     let human = runInProcess(["inspect", path])
     #expect(human.status == 0)
-    #expect(human.stdout.contains("Schema version:  3\n"))
+    #expect(human.stdout.contains("Schema version:  \(Migrator.latestVersion)\n"))
     #expect(human.stdout.contains("Keys:            3\n"))
     #expect(human.stdout.contains("Versions:        9\n"))
     #expect(human.stdout.contains("Integrity:       ok\n"))

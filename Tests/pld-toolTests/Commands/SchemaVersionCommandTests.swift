@@ -64,8 +64,8 @@ private struct LabelV2: PersistentValue, Equatable {
     #expect(keys.map { $0["key"] as? String } == ["label", "plain"])
     #expect(keys.map { $0["schemaVersion"] as? Int } == [2, 1])
     let table = runInProcess(["keys", path]).stdout.split(separator: "\n")
-    #expect(table.first?.hasSuffix("SCHEMA") == true, "\(table)")
-    #expect(table.dropFirst().first?.hasSuffix(" 2") == true, "\(table)")
+    #expect(table.first?.hasSuffix("SCHEMA  RETENTION") == true, "\(table)")
+    #expect(table.dropFirst().first?.split(separator: " ").suffix(2) == ["2", "-"], "\(table)")
   }
 
   @Test func verifyReportsTheSchemaVersionsPresentPerKey() throws {

@@ -16,24 +16,33 @@ import Testing
     }
   }
 
-  @Test(arguments: [
-    ("", "unexpected end of text, expected a value at line 1, column 1"),
-    ("{bad}", "unexpected character \"b\", expected a member name at line 1, column 2"),
-    ("[1,]", "unexpected character \"]\", expected a value at line 1, column 4"),
-    ("01", "invalid number, leading zero at line 1, column 2"),
-    ("\"a\nb\"", "control character U+000A must be escaped in a string at line 1, column 3"),
-    ("{\"a\":1}\n x", "unexpected character \"x\" after the JSON value at line 2, column 2"),
-    ("\"\\x\"", "invalid escape \"\\x\" in a string at line 1, column 3"),
-    ("tru", "unexpected character \"t\", expected a value at line 1, column 1"),
-    ("\u{1B}[31m", "unexpected character \"\\u{1B}\", expected a value at line 1, column 1"),
-  ])
-  func refusesInvalidTextNamingWhereAndWhy(text: String, message: String) {
-    #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(text) }
+  @Test(
+    arguments: [
+      ("", "unexpected end of text, expected a value at line 1, column 1"),
+      ("{bad}", "unexpected character \"b\", expected a member name at line 1, column 2"),
+      ("[1,]", "unexpected character \"]\", expected a value at line 1, column 4"),
+      ("01", "invalid number, leading zero at line 1, column 2"),
+      ("\"a\nb\"", "control character U+000A must be escaped in a string at line 1, column 3"),
+      ("{\"a\":1}\n x", "unexpected character \"x\" after the JSON value at line 2, column 2"),
+      ("\"\\x\"", "invalid escape \"\\x\" in a string at line 1, column 3"),
+      ("tru", "unexpected character \"t\", expected a value at line 1, column 1"),
+      ("\u{1B}[31m", "unexpected character \"\\u{1B}\", expected a value at line 1, column 1"),
+    ].map { InvalidText(text: $0, message: $1) })
+  func refusesInvalidTextNamingWhereAndWhy(_ invalid: InvalidText) {
+    #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(invalid.text) }
     do {
-      _ = try JSONParser.parse(text)
+      _ = try JSONParser.parse(invalid.text)
     } catch {
-      #expect(error.description == message)
+      #expect(error.description == invalid.message)
     }
+  }
+
+  /// A case of ``refusesInvalidTextNamingWhereAndWhy(_:)``. Its text is shown escaped, on one line: some
+  /// hold a newline or an escape sequence, which would break the test runner's output lines.
+  struct InvalidText: Sendable, CustomTestStringConvertible {
+    var text: String
+    var message: String
+    var testDescription: String { "\(String(reflecting: text)): \(message)" }
   }
 
   @Test func refusesNestingDeeperThanTheLimitWithoutCrashing() {

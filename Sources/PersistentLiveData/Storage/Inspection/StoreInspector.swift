@@ -123,45 +123,20 @@ package final class StoreInspector {
     let hasValuesTable: Bool
   }
 
-  /// Opens read-only and validates; falls back to an immutable open when the folder is not writable
-  /// and the normal read-only open could not read the file.
+  /// Opens read-only and validates, as a read-only store does (``ReadOnlyOpen``).
   private static func openValidated(path: String, file: StoreFileValidator.FileVerdict) throws -> Opened {
+    let opened = try ReadOnlyOpen.open(
+      path: path, file: file, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
     do {
-      return try open(path: path, mode: .readOnly, file: file)
-    } catch let error as SQLiteError
-      where (error.isCantOpen || error.isReadOnly) && !isFolderWritable(of: path)
-    {
-      // "A WAL database in a directory the process cannot write cannot even be read" (-shm cannot be
-      // created): read the database file alone, which must then be whole without its -wal file.
-      let immutableFile = try StoreFileValidator.checkFile(at: path, access: .immutable)
-      do {
-        return try open(path: path, mode: .immutable, file: immutableFile)
-      } catch let immutableError as SQLiteError {
-        throw StoreErrors.map(immutableError, path: path)
-      }
-    } catch let error as SQLiteError {
-      throw StoreErrors.map(error, path: path)
-    }
-  }
-
-  private static func open(
-    path: String, mode: AccessMode, file: StoreFileValidator.FileVerdict
-  ) throws -> Opened {
-    let connection = try SQLiteConnection(
-      path: path, mode: mode == .readOnly ? .readOnly : .readOnlyImmutable)
-    do {
-      try connection.busyTimeout(busyTimeoutMilliseconds)
-      let contents = try StoreFileValidator.checkContents(
-        of: connection, path: path, file: file, verifyingIntegrity: false)
       let hasValuesTable =
-        try connection.scalarInt64(
+        try opened.connection.scalarInt64(
           "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'pld_values'") ?? 0 > 0
       return Opened(
-        connection: connection, mode: mode, schemaVersion: contents.schemaVersion,
-        hasValuesTable: hasValuesTable)
+        connection: opened.connection, mode: opened.isImmutable ? .immutable : .readOnly,
+        schemaVersion: opened.contents.schemaVersion, hasValuesTable: hasValuesTable)
     } catch {
-      connection.close()
-      throw error
+      opened.connection.close()
+      throw StoreErrors.map(error, path: path)
     }
   }
 

@@ -13,6 +13,7 @@ package enum MigrationCatalog {
     ("0002_value_schema_versions.sql", PackageResources._002_value_schema_versions_sql),
     ("0003_removed_keys.sql", PackageResources._003_removed_keys_sql),
     ("0004_key_retention.sql", PackageResources._004_key_retention_sql),
+    ("0005_store_properties.sql", PackageResources._005_store_properties_sql),
   ]
 
   /// Every migration, ordered by version.

@@ -5,6 +5,7 @@ extension StoreDatabase {
   /// Cancelling the calling task withdraws the call if its group has not started; once it has, the write
   /// happens and the result is returned as usual.
   func write<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
+    try ensureWritable()
     let id = groupCommit.makeID()
     let result = Locked<Result?>(nil)
     return try await withTaskCancellationHandler {

@@ -85,6 +85,7 @@ extension StoreDatabase {
   /// alone); with `keep` nil, what each key's recorded retention no longer keeps (keys without one are
   /// left alone).
   func prune(key: String?, keep: Int64?) throws -> PruneOutcome {
+    try ensureWritable()
     let keys = try key.map { [$0] } ?? self.keys()
     return try withConnection { connection, _ in
       try connection.inTransaction(.immediate) {
@@ -120,6 +121,7 @@ extension StoreDatabase {
   /// before copying it ("the WAL file is synced before the checkpoint begins" — SQLite, WAL docs).
   func flush() throws {
     try withConnection { connection, _ in
+      if options.readOnly { return }  // nothing of this store's to make durable
       _ = try connection.walCheckpoint(.passive)
     }
   }

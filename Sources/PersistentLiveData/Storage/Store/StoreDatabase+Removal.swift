@@ -22,6 +22,7 @@ extension StoreDatabase {
   /// - Returns: The version the removal took; nil if the key had no stored version (nothing changed).
   @discardableResult
   func removeKey(_ key: String) throws -> Int64? {
+    try ensureWritable()
     let (removed, effect) = try withConnection { connection, state -> (Int64?, CommitEffect) in
       guard state.transaction == nil else {
         throw PersistentLiveDataError.notInTransaction(operation: "removeKey")

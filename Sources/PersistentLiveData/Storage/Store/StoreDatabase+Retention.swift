@@ -20,6 +20,7 @@ extension StoreDatabase {
   func recordRetention(_ retention: HistoryRetention, key: String) throws {
     try withConnection { connection, state in
       if try Self.keyHead(key: key, connection: connection).recorded == retention { return }
+      try ensureWritable()
       let record = { () throws -> Void in
         let statement = try connection.cachedStatement(SQL.recordRetention)
         try statement.bind(key, at: 1)

@@ -5,6 +5,7 @@ extension StoreDatabase {
   /// The body runs under the store's lock, on the calling thread — the one place user code does: its
   /// writes must commit together. Writes of other threads wait until it ends.
   func transaction(_ body: () throws -> Void) throws {
+    try ensureWritable()
     let outcome = try withConnection { connection, state -> CommitOutcome? in
       if let running = state.transaction {
         try running.nested(connection: connection, body)

@@ -11,6 +11,7 @@ extension StoreDatabase {
   /// - Throws: ``VersionConflict`` (nothing written) or a ``PersistentLiveDataError``.
   @discardableResult
   func commit(_ write: PendingWrite) throws -> Int64 {
+    try ensureWritable()
     let started = ContinuousClock.now
     let (version, outcome) = try withConnection { connection, state -> (Int64, CommitOutcome?) in
       let committed = try insertNext(write, connection: connection)
@@ -86,6 +87,9 @@ extension StoreDatabase {
       if let expected = write.expectedVersion, expected != latest {
         throw VersionConflict(latestVersion: latest)
       }
+      if let restoring = write.restoring, restoring.version <= latest {
+        throw VersionConflict(latestVersion: latest)
+      }
       // Only another writer can have pushed a key to the end of the range; trapping on the overflow
       // would let a file crash the app.
       guard latest < Int64.max else {
@@ -94,7 +98,8 @@ extension StoreDatabase {
       let schemaVersion =
         try write.schemaVersion ?? Self.schemaVersion(key: write.key, version: latest, connection: connection)
       let committed = CommittedVersion(
-        key: write.key, version: latest + 1, writtenAt: Date(), schemaVersion: schemaVersion)
+        key: write.key, version: write.restoring?.version ?? latest + 1,
+        writtenAt: write.restoring?.writtenAt ?? Date(), schemaVersion: schemaVersion)
       let insert = try connection.cachedStatement(SQL.insert)
       try insert.bind(write.key, at: 1)
       try insert.bind(committed.version, at: 2)

@@ -126,6 +126,12 @@ final class StoreDatabase: Sendable {
     }
   }
 
+  /// Throws ``PersistentLiveDataError/readOnly(path:)`` for a store opened with ``StoreOptions/readOnly``:
+  /// every write path calls it first, so that nothing — no user code, no SQL — runs for a refused write.
+  func ensureWritable() throws {
+    if options.readOnly { throw PersistentLiveDataError.readOnly(path: displayPath) }
+  }
+
   /// Throws ``PersistentLiveDataError/storeClosed(path:)`` after ``close()``.
   func ensureOpen() throws {
     try withConnection { _, _ in }

@@ -25,6 +25,7 @@ struct StoreOpener {
       let applied = try configure(connection, path: ":memory:")
       return Opened(connection: connection, registration: nil, latestRows: [:], appliedMigrations: applied)
     }
+    if options.readOnly { return try openReadOnly(at: path) }
     let file = try prepareFile(at: path)
     let registration = try OpenFileRegistration(path: path)
     let hadWriteAheadLog = StoreFileValidator.hasWriteAheadLog(path)
@@ -34,7 +35,9 @@ struct StoreOpener {
         try StoreFileValidator.checkContents(
           of: connection, path: path, file: file, verifyingIntegrity: options.verifiesIntegrityOnOpen)
       }
+      try map(path: path) { try checkApplication(of: connection, path: path) }
       let applied = try configure(connection, path: path)
+      try map(path: path) { try recordApplication(in: connection) }
       let rows = try map(path: path) { try Self.readLatestRows(connection) }
       return Opened(
         connection: connection, registration: registration, latestRows: rows, appliedMigrations: applied)
@@ -53,7 +56,11 @@ struct StoreOpener {
   /// Refuses what the validator refuses; creates a missing file (0600) and its missing folders (0700).
   private func prepareFile(at path: String) throws -> StoreFileValidator.FileVerdict {
     let file = try StoreFileValidator.checkFile(at: path, access: .readWrite)
-    guard file == .missing else { return file }
+    guard file == .missing else {
+      // A file this process cannot write would open, and only the first write would fail: say so now.
+      if !POSIX.isWritable(path) { throw PersistentLiveDataError.readOnly(path: path) }
+      return file
+    }
     let folder = POSIX.parentFolder(of: path)
     if !FileManager.default.fileExists(atPath: folder) {
       do {

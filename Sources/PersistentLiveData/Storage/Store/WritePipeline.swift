@@ -35,6 +35,10 @@ struct PendingWrite {
   var staged: (any Sendable)?
   /// Moves memory to the committed version: runs under the lock, right after the commit. No user code.
   var applyToMemory: ((CommittedVersion) -> CommitEffect)?
+  /// For a faithful restore (`pld-tool import` of an export): the version number and time to store
+  /// instead of the next number and now. The version must be above the key's newest, or
+  /// ``VersionConflict`` is thrown and nothing is written.
+  var restoring: (version: Int64, writtenAt: Date)?
 
   init(
     key: String, payload: Data, schemaVersion: Int?, expectedVersion: Int64? = nil,
