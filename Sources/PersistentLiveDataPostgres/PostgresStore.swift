@@ -79,7 +79,8 @@ public final class PostgresStore: Service, Sendable {
       return existing
     }
     let decoding = StoredValueDecoding<Value>(
-      key: key, policy: database.options.onUndecodable, logger: database.options.logger)
+      key: key, policy: database.options.onUndecodable, logger: database.options.logger,
+      events: database.events)
     // A notification that arrives before the instance is registered is not lost: it is read again below.
     let noticed = database.changeSignal.generation
     let latest = try await database.latestRow(key: key)

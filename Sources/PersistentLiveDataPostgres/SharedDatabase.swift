@@ -49,6 +49,8 @@ final class SharedDatabase: Sendable {
   let options: PostgresStoreOptions
   let registry = LiveInstanceRegistry()
   let changeSignal = ChangeSignal()
+  /// The app's streams of ``StoreEvent``s (``PostgresStore/events()``).
+  let events = StoreEventHub()
   /// The hash of every key that had a live value, to find the key of a notification that carried only
   /// the hash (a key too long for the payload).
   private let keysByHash = Locked<[String: String]>([:])

@@ -332,7 +332,9 @@ struct SharedFailureTests {
     }
   }
 
-  @Test func aRowOfANewerTypeIsHandledByEachPolicyAndNeverResetOrDeleted() async throws {
+  @Test(.timeLimit(.minutes(5))) func aRowOfANewerTypeIsHandledByEachPolicyAndNeverResetOrDeleted()
+    async throws
+  {
     let fixture = try SharedFixture()
     let key = "note"
     let newer = fixture.replica()
@@ -351,6 +353,7 @@ struct SharedFailureTests {
       liveMarkers.append(try await replica.store.liveData("marker", default: 0))
     }
     let (olds, notes, markers) = (liveReplicas, liveNotes, liveMarkers)
+    var oldEvents = olds[0].store.events().makeAsyncIterator()
     try await notes[0].set(NoteV1(text: "a"))
     try await notes[0].set(NoteV1(text: "b"))
     let newNote = try await newer.store.liveData(key, default: NoteV2(title: "", pinned: false))
@@ -367,6 +370,9 @@ struct SharedFailureTests {
       #expect(notes[index].value == NoteV1(text: "b"), "\(policy): a live value keeps its last value")
     }
     let tooNew = PersistentLiveDataError.valueSchemaTooNew(key: key, version: 3, stored: 2, supported: 1)
+    #expect(
+      await oldEvents.next() == .undecodableVersion(key: key, version: 3, error: tooNew),
+      "the app hears of the version it cannot read, without a logger")
     let noteHash = "(SELECT key_hash FROM pld_heads WHERE key = 'note')"
 
     // A new live value of the older build, under each policy.
@@ -379,12 +385,20 @@ struct SharedFailureTests {
     #expect(refusal == tooNew)
     options.onUndecodable = .useDefault
     let lenient = fixture.replica(options: options)
+    var lenientEvents = lenient.store.events().makeAsyncIterator()
     let fromDefault = try await lenient.store.liveData(key, default: NoteV1(text: "default"))
+    #expect(
+      await lenientEvents.next()
+        == .restoredPastUndecodable(key: key, version: 3, startedFrom: nil, error: tooNew))
     #expect(fromDefault.value == NoteV1(text: "default"))
     #expect(fromDefault.version == 3, "starts at the newest version, so the next write goes above it")
     options.onUndecodable = .lastDecodable
     let forgiving = fixture.replica(options: options)
+    var forgivingEvents = forgiving.store.events().makeAsyncIterator()
     let fromLast = try await forgiving.store.liveData(key, default: NoteV1(text: "default"))
+    #expect(
+      await forgivingEvents.next()
+        == .restoredPastUndecodable(key: key, version: 3, startedFrom: 2, error: tooNew))
     #expect(fromLast.value == NoteV1(text: "b"))
     #expect(fromLast.version == 3)
 

@@ -100,7 +100,8 @@ public final class PersistentStore: Sendable {
     // Decoding runs user code: outside the store's lock. If another thread registers an instance
     // meanwhile, its instance wins and this one is dropped.
     let (latest, changeCount) = try database.latestRowForNewInstance(key: key)
-    let decoding = StoredValueDecoding<Value>(key: key, policy: options.onUndecodable, logger: options.logger)
+    let decoding = StoredValueDecoding<Value>(
+      key: key, policy: options.onUndecodable, logger: options.logger, events: database.events)
     var latestRow: StoredRow?
     if case .row(let row) = latest { latestRow = row }
     var (value, version) = try decoding.restore(latest: latestRow, default: defaultValue) {

@@ -22,13 +22,16 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
   package let key: String
   package let policy: DecodeFailurePolicy
   package let logger: Logger?
+  /// Where decode failures are reported to the app (``StoreEvent``), besides the logger.
+  package let events: StoreEventHub?
   /// The schema version `Value` writes and how it reads older ones, decided once.
   let schema: ValueSchema<Value>
 
-  package init(key: String, policy: DecodeFailurePolicy, logger: Logger?) {
+  package init(key: String, policy: DecodeFailurePolicy, logger: Logger?, events: StoreEventHub? = nil) {
     self.key = key
     self.policy = policy
     self.logger = logger
+    self.events = events
     schema = ValueSchema()
   }
 
@@ -84,16 +87,25 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
         throw error
       case .useDefault:
         logger?.warning("Stored value does not decode; starting from the default", metadata: metadata)
+        report(
+          .restoredPastUndecodable(key: key, version: latest.version, startedFrom: nil, error: failure(error))
+        )
         return (defaultValue, latest.version)
       case .lastDecodable:
         for older in try history() where older.version < latest.version {
           if let value = try? decode(older) {
             logger?.warning(
               "Stored value does not decode; starting from version \(older.version)", metadata: metadata)
+            report(
+              .restoredPastUndecodable(
+                key: key, version: latest.version, startedFrom: older.version, error: failure(error)))
             return (value, latest.version)
           }
         }
         logger?.warning("No stored version decodes; starting from the default", metadata: metadata)
+        report(
+          .restoredPastUndecodable(key: key, version: latest.version, startedFrom: nil, error: failure(error))
+        )
         return (defaultValue, latest.version)
       }
     }
@@ -123,7 +135,18 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
         metadata: [
           "key": "\(EscapedText.quotedForMessage(key))", "version": "\(row.version)", "error": "\(error)",
         ])
+      report(.undecodableVersion(key: key, version: row.version, error: failure(error)))
       return nil
     }
+  }
+
+  /// Hands `event` to the store's event streams, if any.
+  private func report(_ event: StoreEvent) {
+    events?.emit(event)
+  }
+
+  /// `error` as the store reports it: ``decode(_:)`` throws only ``PersistentLiveDataError``s.
+  private func failure(_ error: any Error) -> PersistentLiveDataError {
+    error as? PersistentLiveDataError ?? .undecodable(key: key, version: 0, reason: String(describing: error))
   }
 }

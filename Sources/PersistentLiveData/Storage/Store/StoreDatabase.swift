@@ -25,6 +25,8 @@ final class StoreDatabase: Sendable {
   let groupCommit = GroupCommitQueue()
   /// Signalled after every commit this store makes or notices: wakes ``PersistentLiveData/changes(since:)``.
   let changeSignal = ChangeSignal()
+  /// The app's streams of ``StoreEvent``s (``PersistentStore/events()``).
+  let events = StoreEventHub()
   /// Looks for other connections' commits (woken by file changes, or polling) and runs background
   /// checkpoints; `nil` for in-memory stores and with `externalChangePollInterval = nil`.
   let backgroundWork: StoreBackgroundWork?
@@ -140,7 +142,10 @@ final class StoreDatabase: Sendable {
   /// Stops the background work and closes the connection; later calls throw `storeClosed`. Idempotent.
   func close() {
     backgroundWork?.cancel()
-    defer { changeSignal.close() }
+    defer {
+      changeSignal.close()
+      events.finish()
+    }
     groupCommit.close(with: PersistentLiveDataError.storeClosed(path: path))
     writer.close { state in
       state.fileRegistration = nil

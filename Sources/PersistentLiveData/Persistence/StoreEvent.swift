@@ -1,0 +1,96 @@
+/// Something a store noticed that the app may want to act on, without a logger: delivered by
+/// ``PersistentStore/events()`` (and the shared store's `events()`), and logged as before.
+///
+/// ```swift
+/// Task {
+///   for await event in store.events() {
+///     if case .undecodableVersion(let key, let version, let error) = event {
+///       alert("\(key) v\(version) was written in a shape this build cannot read: \(error)")
+///     }
+///   }
+/// }
+/// ```
+public enum StoreEvent: Sendable, Equatable {
+  /// A version written elsewhere — another process, `pld-tool`, another replica — does not decode as
+  /// the live value's type (`error` is ``PersistentLiveDataError/undecodable(key:version:reason:)`` or
+  /// ``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)``). The live value keeps
+  /// its last version; the stored row is left untouched.
+  ///
+  /// ```swift
+  /// case .undecodableVersion(let key, let version, _): report(key, version)
+  /// ```
+  case undecodableVersion(key: String, version: Int64, error: PersistentLiveDataError)
+  /// A live value started without its newest stored version, which does not decode: under
+  /// ``DecodeFailurePolicy/useDefault`` from its default (`startedFrom` nil), under
+  /// ``DecodeFailurePolicy/lastDecodable`` from the newest older version that decodes (`startedFrom`),
+  /// or the default if none does. The live value's version is still `version`.
+  ///
+  /// ```swift
+  /// case .restoredPastUndecodable(let key, let version, let startedFrom, _):
+  ///   report("\(key): v\(version) unreadable, started from \(startedFrom.map { "v\($0)" } ?? "the default")")
+  /// ```
+  case restoredPastUndecodable(
+    key: String, version: Int64, startedFrom: Int64?, error: PersistentLiveDataError)
+}
+
+/// Hands each ``StoreEvent`` to every stream subscribed when it happens.
+///
+/// Each stream buffers the newest ``bufferSize`` events its reader has not taken yet. Closing the store
+/// finishes every stream; a stream asked for after that finishes at once.
+///
+/// ```swift
+/// let hub = StoreEventHub()
+/// let stream = hub.stream()
+/// hub.emit(.undecodableVersion(key: "k", version: 2, error: error))
+/// ```
+package final class StoreEventHub: Sendable {
+  /// Events kept per stream for a reader that falls behind (older ones are dropped).
+  package static let bufferSize = 256
+
+  private struct State {
+    var nextID = 0
+    var subscribers: [Int: AsyncStream<StoreEvent>.Continuation] = [:]
+    var isFinished = false
+  }
+
+  private let state = Locked(State())
+
+  package init() {}
+
+  /// A new stream of the events from now on.
+  package func stream() -> AsyncStream<StoreEvent> {
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: StoreEvent.self, bufferingPolicy: .bufferingNewest(Self.bufferSize))
+    let id = state.withLock { state -> Int? in
+      guard !state.isFinished else { return nil }
+      state.nextID += 1
+      state.subscribers[state.nextID] = continuation
+      return state.nextID
+    }
+    guard let id else {
+      continuation.finish()
+      return stream
+    }
+    continuation.onTermination = { [weak self] _ in
+      _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+    }
+    return stream
+  }
+
+  /// Delivers `event` to every current stream.
+  package func emit(_ event: StoreEvent) {
+    for continuation in state.withLock({ Array($0.subscribers.values) }) {
+      continuation.yield(event)
+    }
+  }
+
+  /// Finishes every stream (the store closed). Idempotent.
+  package func finish() {
+    let continuations = state.withLock { state -> [AsyncStream<StoreEvent>.Continuation] in
+      state.isFinished = true
+      defer { state.subscribers = [:] }
+      return Array(state.subscribers.values)
+    }
+    for continuation in continuations { continuation.finish() }
+  }
+}
