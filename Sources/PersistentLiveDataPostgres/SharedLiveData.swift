@@ -31,12 +31,19 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
   let keyHash: String
   let database: SharedDatabase
   let decoding: StoredValueDecoding<Value>
+  /// When the recent versions were committed, for versioned observers: recorded before memory moves to
+  /// a version, fetched from the server for a version that reached memory without its time.
+  let commitTimes: CommitTimes
 
   init(value: Value, version: Int64, database: SharedDatabase, decoding: StoredValueDecoding<Value>) {
     key = decoding.key
     keyHash = KeyHash.of(decoding.key)
     self.database = database
     self.decoding = decoding
+    commitTimes = CommitTimes(
+      source: .fetched { [database, key = decoding.key] version in
+        try await database.row(key: key, version: version)?.writtenAt
+      })
     super.init(value: value, version: version)
   }
 
@@ -57,8 +64,8 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
   public func set(_ newValue: Value, isolation: isolated (any Actor)? = #isolation) async throws {
     let payload = try encode(newValue)
     let committed = try await database.commit([write(payload)], operation: "set")
-    guard let version = committed?.first?.version else { return }
-    apply(newValue, version: version, onMainActor: isolation === MainActor.shared)
+    guard let committed = committed?.first else { return }
+    apply(newValue, committed: committed, onMainActor: isolation === MainActor.shared)
   }
 
   /// Reads, transforms and writes the value as the next version — atomically across replicas.
@@ -89,13 +96,14 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
       try transform(&candidate)
       var write = write(try encode(candidate))
       write.expectedVersion = base.version
-      if let version = try await database.commit([write], operation: "update")?.first?.version {
-        apply(candidate, version: version, onMainActor: onMainActor)
+      if let committed = try await database.commit([write], operation: "update")?.first {
+        apply(candidate, committed: committed, onMainActor: onMainActor)
         return candidate
       }
       // Another write came first: continue from the newest version (as the decode policy allows).
       guard let row = try await database.latestRow(key: key) else { continue }
       let newest = try decoding.reload(row, current: value)
+      commitTimes.record(row.version, milliseconds: row.writtenAtMilliseconds)
       advance(to: newest, version: row.version, onMainActor: onMainActor).notifyObservers()
     }
   }
@@ -155,8 +163,8 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
       row.schemaVersion == decoding.schemaVersion
       ? String(decoding: row.payload, as: UTF8.self) : try encode(restored)
     let committed = try await database.commit([write(payload)], operation: "rollback")
-    guard let newVersion = committed?.first?.version else { return }
-    apply(restored, version: newVersion, onMainActor: isolation === MainActor.shared)
+    guard let committed = committed?.first else { return }
+    apply(restored, committed: committed, onMainActor: isolation === MainActor.shared)
   }
 
   /// Every version after `version`, oldest first, from any replica, each exactly once and with no gap.
@@ -199,8 +207,9 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
   }
 
   /// Moves memory to a version this replica committed, notifies, and wakes `changes(since:)` readers.
-  func apply(_ newValue: Value, version: Int64, onMainActor: Bool) {
-    var effect = advance(to: newValue, version: version, onMainActor: onMainActor)
+  func apply(_ newValue: Value, committed: CommittedVersion, onMainActor: Bool) {
+    commitTimes.record(committed.version, milliseconds: committed.writtenAtMilliseconds)
+    var effect = advance(to: newValue, version: committed.version, onMainActor: onMainActor)
     // A catch-up may have brought this version in first: observers still hear of it before this returns.
     if effect.isEmpty { effect = pendingDelivery(onMainActor: onMainActor) }
     effect.notifyObservers()
@@ -212,6 +221,7 @@ extension SharedLiveData: StoredLiveValue {
   /// Moves to a row another replica committed, if it is newer and decodes.
   package func receive(_ row: StoredRow, onMainActor: Bool) -> CommitEffect {
     guard row.version > version, let value = decoding.received(row) else { return .none }
+    commitTimes.record(row.version, milliseconds: row.writtenAtMilliseconds)
     return advance(to: value, version: row.version, onMainActor: onMainActor)
   }
 }

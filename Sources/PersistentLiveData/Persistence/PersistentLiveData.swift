@@ -34,6 +34,9 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
   let defaultValue: Value
   /// How rows become values under the store's decode-failure policy.
   let decoding: StoredValueDecoding<Value>
+  /// When the recent versions were committed, for versioned observers: recorded before memory moves to
+  /// a version, read from the file for the version this instance was restored at.
+  let commitTimes: CommitTimes
 
   init(
     value: Value, version: Int64, defaultValue: Value, database: StoreDatabase,
@@ -43,6 +46,10 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
     self.database = database
     self.defaultValue = defaultValue
     self.decoding = decoding
+    commitTimes = CommitTimes(
+      source: .immediate { [database, key = decoding.key] version in
+        (try? database.row(key: key, version: version))?.writtenAt
+      })
     super.init(value: value, version: version)
   }
 
@@ -216,7 +223,8 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
       key: key, payload: payload, schemaVersion: decoding.schemaVersion, expectedVersion: expectedVersion,
       staged: newValue
     ) { [self] committed in
-      advance(to: newValue, version: committed.version, onMainActor: onMainActor)
+      commitTimes.record(committed.version, writtenAt: committed.writtenAt)
+      return advance(to: newValue, version: committed.version, onMainActor: onMainActor)
     }
     try database.commit(write)
   }
@@ -231,6 +239,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
       return
     }
     let value = try decoding.reload(row, current: self.value)
+    commitTimes.record(row.version, writtenAt: row.writtenAt)
     advance(to: value, version: row.version, onMainActor: onMainActor).notifyObservers()
   }
 }
@@ -240,11 +249,15 @@ extension PersistentLiveData: StoredLiveValue {
   /// decodes.
   package func receive(_ row: StoredRow, onMainActor: Bool) -> CommitEffect {
     guard row.version > version, let value = decoding.received(row) else { return .none }
+    commitTimes.record(row.version, writtenAt: row.writtenAt)
     return advance(to: value, version: row.version, onMainActor: onMainActor)
   }
 
-  /// Moves to the default value at the version a removal of the key took.
+  /// Moves to the default value at the version a removal of the key took. The removal has no row: its
+  /// commit time, for versioned observers, is when this instance applies it.
   package func receiveRemoval(version removal: Int64, onMainActor: Bool) -> CommitEffect {
-    advance(to: defaultValue, version: removal, onMainActor: onMainActor)
+    guard removal > version else { return .none }
+    commitTimes.record(removal, writtenAt: Date())
+    return advance(to: defaultValue, version: removal, onMainActor: onMainActor)
   }
 }
