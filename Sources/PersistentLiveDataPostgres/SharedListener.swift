@@ -62,8 +62,14 @@ struct SharedListener: Sendable {
     // Failed attempts since the last session that listened; reset by a session once it listens.
     let failures = Locked(0)
     while !Task.isCancelled {
+      // A healthy server lets a session listen and catch up in milliseconds, but a lease or a LISTEN sent
+      // while the server restarts can hang until its deadline: a short deadline first, so that a replica
+      // is current soon after a restart, doubling after each failure (a large catch-up still completes),
+      // up to the operation timeout.
+      let attempt = min(
+        Self.firstListenDeadline * (1 << min(failures.withLock { $0 }, 16)), database.options.operationTimeout)
       do {
-        try await listenOnce {
+        try await listenOnce(deadline: attempt) {
           let failed = failures.withLock { failed in
             defer { failed = 0 }
             return failed
@@ -90,13 +96,17 @@ struct SharedListener: Sendable {
     }
   }
 
+  /// How long the first attempt to listen (after a start or a lost connection) may take before it is
+  /// given up and made again.
+  static let firstListenDeadline = Duration.milliseconds(500)
+
   /// One listening session: lease a connection, `LISTEN`, catch up, call `established`, consume until the
   /// connection drops.
   ///
   /// The session runs in a task of its own and is given up (cancelled, not awaited) when it has not
-  /// started listening within the operation timeout: a lease or a `LISTEN` sent while the server restarts
+  /// started listening within `deadline`: a lease or a `LISTEN` sent while the server restarts
   /// can hang far longer than that, and the next attempt must not wait for it.
-  private func listenOnce(established: @escaping @Sendable () -> Void) async throws {
+  private func listenOnce(deadline: Duration, established: @escaping @Sendable () -> Void) async throws {
     let started = ChangeSignal()
     let noticed = started.generation
     let session = Task {
@@ -116,7 +126,7 @@ struct SharedListener: Sendable {
       }
     }
     do {
-      try await withDeadline(database.options.operationTimeout, operation: "listen") {
+      try await withDeadline(deadline, operation: "listen") {
         _ = await started.wait(after: noticed)
       }
     } catch {

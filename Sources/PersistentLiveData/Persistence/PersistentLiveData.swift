@@ -214,6 +214,12 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
     return snapshot
   }
 
+  /// Commits `newValue`, already encoded as `payload`, as the next version (the body of
+  /// ``write(_:)``, on the store's writer).
+  func commit(_ newValue: Value, encoded payload: Data) throws {
+    try write(newValue, payload: payload, expectedVersion: nil, isolation: nil)
+  }
+
   /// Commits an encoded value; memory moves with the commit (see ``PendingWrite``).
   private func write(
     _ newValue: Value, payload: Data, expectedVersion: Int64?, isolation: isolated (any Actor)?

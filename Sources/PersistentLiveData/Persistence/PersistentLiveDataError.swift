@@ -226,7 +226,9 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
       return
         "Version \(version) of key \(EscapedText.quotedForMessage(key)) cannot be decoded: \(reason). "
         + "If the type changed, make it a PersistentValue, bump its schemaVersion and decode the old shape "
-        + "in init(from:storedSchemaVersion:); or choose a DecodeFailurePolicy (StoreOptions.onUndecodable)."
+        + "in init(from:storedSchemaVersion:); or choose a DecodeFailurePolicy (StoreOptions.onUndecodable). "
+        + "If another program wrote a wrong value, write a good one over it "
+        + "(pld-tool rollback DB KEY VERSION, or set)."
     case .valueSchemaTooNew(let key, let version, let stored, let supported):
       return
         "Version \(version) of key \(EscapedText.quotedForMessage(key)) was written with schema version \(stored), "

@@ -73,14 +73,46 @@ extension PersistentStore {
     try database.commit(PendingWrite(key: key, payload: payload, schemaVersion: schemaVersion))
   }
 
-  /// `json` re-serialized with sorted keys and unescaped slashes, or `encodingFailed` if it is not JSON.
+  /// `json` re-serialized compactly with unescaped slashes and object keys in the order the library's
+  /// own encoder writes them (``ValueCodec``: `JSONEncoder`'s `.sortedKeys`, plain `String` order), so
+  /// that a value written by `pld-tool` is stored in the same bytes as the same value written by an app;
+  /// or `encodingFailed` if it is not JSON.
+  ///
+  /// (`JSONSerialization`'s own `.sortedKeys` orders keys differently on Linux — numbers within keys by
+  /// value, case ignored — so objects are written here; the leaves are still `JSONSerialization`'s.)
   static func canonicalJSON(_ json: Data, key: String) throws -> Data {
     do {
       let object = try JSONSerialization.jsonObject(with: json, options: [.fragmentsAllowed])
-      return try JSONSerialization.data(
-        withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
+      var output = Data()
+      try writeCanonical(object, to: &output)
+      return output
     } catch {
       throw PersistentLiveDataError.encodingFailed(key: key, reason: "the text is not valid JSON")
+    }
+  }
+
+  private static func writeCanonical(_ object: Any, to output: inout Data) throws {
+    switch object {
+    case let dictionary as [String: Any]:
+      output.append(UInt8(ascii: "{"))
+      for (index, member) in dictionary.sorted(by: { $0.key < $1.key }).enumerated() {
+        if index > 0 { output.append(UInt8(ascii: ",")) }
+        try writeCanonical(member.key, to: &output)
+        output.append(UInt8(ascii: ":"))
+        try writeCanonical(member.value, to: &output)
+      }
+      output.append(UInt8(ascii: "}"))
+    case let array as [Any]:
+      output.append(UInt8(ascii: "["))
+      for (index, element) in array.enumerated() {
+        if index > 0 { output.append(UInt8(ascii: ",")) }
+        try writeCanonical(element, to: &output)
+      }
+      output.append(UInt8(ascii: "]"))
+    default:
+      output.append(
+        try JSONSerialization.data(
+          withJSONObject: object, options: [.withoutEscapingSlashes, .fragmentsAllowed]))
     }
   }
 }

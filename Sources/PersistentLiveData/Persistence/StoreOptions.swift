@@ -140,7 +140,7 @@ public struct StoreOptions: Sendable {
   /// ```
   public var readOnly: Bool
   /// The application a store file belongs to, recorded in the file and checked at every open. Default
-  /// `nil`: any file is accepted.
+  /// `nil` (an empty string counts as `nil`): any file is accepted.
   ///
   /// A store created (or first opened) with an identifier records it; opening that file later with a
   /// different identifier throws ``PersistentLiveDataError/applicationMismatch(path:expected:found:)``

@@ -56,6 +56,15 @@ import Testing
     }
   }
 
+  @Test func anEmptyIdentifierCountsAsNone() throws {
+    let folder = try TemporaryDirectory("application")
+    let path = folder.path("any.db")
+    try PersistentStore(path: path, options: Self.options("")).close()
+    #expect(try Self.recorded(path) == "", "nothing recorded")
+    try PersistentStore(path: path, options: Self.options("flags")).close()
+    try PersistentStore(path: path, options: Self.options("")).close()  // accepted like nil
+  }
+
   @Test func theTodoExampleRecordsItsIdentifier() throws {
     let folder = try TemporaryDirectory("application")
     let path = folder.path("todo.db")

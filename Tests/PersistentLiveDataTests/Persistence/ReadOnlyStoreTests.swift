@@ -152,6 +152,31 @@ import Testing
     try store.close()
   }
 
+  /// Read alone, the file would lack the commits in its -wal: refused rather than silently stale.
+  @Test(.enabled(if: isRoot && chattrIsAvailable, "chattr +i needs root"))
+  func anImmutableFolderWithCommitsInTheWALIsRefusedNotReadStale() throws {
+    let source = try TemporaryDirectory("read-only")
+    let copy = try TemporaryDirectory("read-only")
+    let store = try PersistentStore(path: source.path("state.db"))
+    try store.liveData("counter", default: 0).set(1)
+    // The files of a store that was not closed: its commit is in -wal only (no checkpoint yet).
+    for suffix in ["", "-wal"] {
+      try FileManager.default.copyItem(
+        atPath: source.path("state.db") + suffix, toPath: copy.path("state.db") + suffix)
+    }
+    try store.close()
+    let path = copy.path("state.db")
+    #expect((try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int ?? 0) > 32)
+    try setImmutable(true, [copy.path])
+    defer { try? setImmutable(false, [copy.path]) }
+    #expect {
+      try PersistentStore(path: path, options: Self.readOnly)
+    } throws: { error in
+      guard case PersistentLiveDataError.cannotOpen(_, _, let reason) = error else { return false }
+      return reason.contains("-wal") && reason.contains("make the folder writable")
+    }
+  }
+
   @Test(.enabled(if: isRoot && chattrIsAvailable, "chattr +i needs root"))
   func anUnwritableFileIsReportedAtOpenWithoutReadOnly() throws {
     let folder = try TemporaryDirectory("read-only")

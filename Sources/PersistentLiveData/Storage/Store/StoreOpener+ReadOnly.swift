@@ -16,6 +16,14 @@ extension StoreOpener {
       path: path, file: file, busyTimeoutMilliseconds: options.busyTimeoutMilliseconds,
       verifyingIntegrity: options.verifiesIntegrityOnOpen)
     do {
+      // Read alone, the database file would be missing the commits still in -wal, silently.
+      if opened.isImmutable, case .success(let wal) = POSIX.linkStatus(path + "-wal"), wal.size > 32 {
+        throw PersistentLiveDataError.cannotOpen(
+          path: path, code: POSIX.ErrorCode.accessDenied,
+          reason: "its -wal file holds commits that cannot be read while the folder cannot be written "
+            + "(SQLite must create the -shm file next to it); make the folder writable, or open the store "
+            + "once writable elsewhere so that its commits are checkpointed into the file")
+      }
       let found = opened.contents.schemaVersion
       guard found == Migrator.latestVersion else {
         throw PersistentLiveDataError.schemaTooOld(path: path, found: found, required: Migrator.latestVersion)
@@ -33,7 +41,7 @@ extension StoreOpener {
   /// Refuses a file recorded for another application than ``StoreOptions/applicationIdentifier``. A file
   /// older than the properties table (schema 5) has no application recorded: any is accepted.
   func checkApplication(of connection: SQLiteConnection, path: String) throws {
-    guard let expected = options.applicationIdentifier,
+    guard let expected = options.applicationIdentifier, !expected.isEmpty,
       let found = try Self.recordedApplication(of: connection), found != expected
     else { return }
     throw PersistentLiveDataError.applicationMismatch(path: path, expected: expected, found: found)
@@ -41,7 +49,7 @@ extension StoreOpener {
 
   /// Records ``StoreOptions/applicationIdentifier`` in a file that has none yet (after migrations).
   func recordApplication(in connection: SQLiteConnection) throws {
-    guard let identifier = options.applicationIdentifier,
+    guard let identifier = options.applicationIdentifier, !identifier.isEmpty,
       try Self.recordedApplication(of: connection) == nil
     else { return }
     let statement = try connection.prepare(
