@@ -67,7 +67,8 @@ struct SharedListener: Sendable {
       // is current soon after a restart, doubling after each failure (a large catch-up still completes),
       // up to the operation timeout.
       let attempt = min(
-        Self.firstListenDeadline * (1 << min(failures.withLock { $0 }, 16)), database.options.operationTimeout)
+        Self.firstListenDeadline * (1 << min(failures.withLock { $0 }, 16)), database.options.operationTimeout
+      )
       do {
         try await listenOnce(deadline: attempt) {
           let failed = failures.withLock { failed in
