@@ -5,7 +5,8 @@ extension PLDTool {
   /// `inspect DB`: schema, journal mode, size, keys, versions and integrity of a store.
   struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "Show the schema version, journal mode, size, keys, versions and integrity of a store.")
+      abstract:
+        "Show the schema version, application, journal mode, size, keys, versions and integrity of a store.")
 
     @OptionGroup var options: DatabaseOptions
 
@@ -26,6 +27,7 @@ extension PLDTool {
             + " (database \(HumanFormat.size(summary.fileSize)), WAL \(HumanFormat.size(summary.walSize)))"
         ),
         ("Schema version", "\(summary.schemaVersion)"),
+        ("Application", summary.application.map { TerminalText.quoted($0) } ?? "none recorded"),
         ("Journal mode", TerminalText.escaped(summary.journalMode)),
         ("Page size", "\(summary.pageSize) bytes"),
         ("Keys", "\(summary.keyCount)"),
@@ -64,6 +66,7 @@ extension PLDTool {
             .init("messages", .array(summary.isIntegrityOK ? [] : summary.quickCheck.map(JSONValue.string))),
           ])),
         .init("access", .string(summary.accessMode == .immutable ? "immutable" : "readOnly")),
+        .init("application", summary.application.map(JSONValue.string) ?? .null),
       ])
     }
   }

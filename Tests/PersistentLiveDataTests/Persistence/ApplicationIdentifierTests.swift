@@ -25,6 +25,9 @@ import Testing
       try store.close()
     }
     #expect(try Self.recorded(path) == "pld-todo")
+    let inspector = try StoreInspector(path: path)
+    #expect(try inspector.summary().application == "pld-todo", "pld-tool inspect shows it")
+    inspector.close()
     let before = fileBytes(path)
     let refused = PersistentLiveDataError.applicationMismatch(
       path: path, expected: "flags", found: "pld-todo")

@@ -28,6 +28,8 @@ import Testing
     let human = runInProcess(["inspect", path])
     #expect(human.status == 0)
     #expect(human.stdout.contains("Schema version:  \(Migrator.latestVersion)\n"))
+    #expect(human.stdout.contains("Application:     none recorded\n"))
+    #expect(json["application"] is NSNull)
     #expect(human.stdout.contains("Keys:            3\n"))
     #expect(human.stdout.contains("Versions:        9\n"))
     #expect(human.stdout.contains("Integrity:       ok\n"))

@@ -26,6 +26,9 @@ package struct StoreSummary: Sendable, Equatable {
   package var rowCount: Int
   /// The lines of `PRAGMA quick_check`: `["ok"]` for a sound file.
   package var quickCheck: [String]
+  /// The application the file belongs to (``StoreOptions/applicationIdentifier``), or nil when none is
+  /// recorded.
+  package var application: String? = nil
 
   /// The database file and its `-wal` file together, in bytes.
   package var totalFileSize: Int64 { fileSize + walSize }
@@ -63,7 +66,8 @@ extension StoreInspector {
         return StoreSummary(
           path: path, accessMode: accessMode, schemaVersion: schemaVersion, journalMode: journalMode,
           pageSize: pageSize, fileSize: Self.fileSize(path), walSize: Self.fileSize(path + "-wal"),
-          keyCount: keyCount, rowCount: rowCount, quickCheck: lines)
+          keyCount: keyCount, rowCount: rowCount, quickCheck: lines,
+          application: try StoreOpener.recordedApplication(of: connection))
       }
     }
   }
