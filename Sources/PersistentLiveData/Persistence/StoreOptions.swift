@@ -122,6 +122,18 @@ public struct StoreOptions: Sendable {
   /// options.secureDelete = true   // an old token leaves no trace once replaced and checkpointed
   /// ```
   public var secureDelete: Bool
+  /// Under ``Durability/normal``, the longest a commit stays out of stable storage: a commit arms a
+  /// background sync of the write-ahead log this long after it, so a power loss (or an OS crash) loses at
+  /// most the commits of the last interval — plus the time the sync takes and the timer's delay on a busy
+  /// machine. Default 100 ms. `nil`: only checkpoints sync, as SQLite's own `synchronous=NORMAL` (a power
+  /// loss may then lose every commit since the last checkpoint). Ignored under ``Durability/full``,
+  /// where every commit is synced before it returns. An idle store arms nothing.
+  ///
+  /// ```swift
+  /// var options = StoreOptions(durability: .normal)
+  /// options.walSyncInterval = .milliseconds(20)   // a smaller window, a few more syncs
+  /// ```
+  public var walSyncInterval: Duration?
   /// Whether the store only reads. Default `false`.
   ///
   /// A read-only store never creates, migrates or writes anything: the file must exist and be of this
@@ -178,6 +190,7 @@ public struct StoreOptions: Sendable {
     self.logger = nil
     self.slowWriteThreshold = .milliseconds(100)
     self.secureDelete = false
+    self.walSyncInterval = .milliseconds(100)
     self.readOnly = false
     self.applicationIdentifier = nil
   }
@@ -188,7 +201,7 @@ public struct StoreOptions: Sendable {
 /// | | process crash | power loss / OS crash |
 /// |---|---|---|
 /// | ``full`` | nothing acknowledged is lost | nothing acknowledged is lost |
-/// | ``normal`` | nothing acknowledged is lost | the last commits may be lost; the file stays consistent |
+/// | ``normal`` | nothing acknowledged is lost | at most the commits of the last ``StoreOptions/walSyncInterval`` (100 ms) are lost; the file stays consistent |
 ///
 /// ```swift
 /// let cache = try PersistentStore(path: cachePath, options: StoreOptions(durability: .normal))
@@ -200,7 +213,8 @@ public enum Durability: Sendable {
   /// let store = try PersistentStore(path: path, options: StoreOptions(durability: .full))
   /// ```
   case full
-  /// `PRAGMA synchronous=NORMAL` in WAL mode: syncs at checkpoints only; several times faster.
+  /// `PRAGMA synchronous=NORMAL` in WAL mode: a commit does not wait for the disk; the write-ahead log is
+  /// synced in the background ``StoreOptions/walSyncInterval`` after a commit, and at checkpoints.
   ///
   /// ```swift
   /// let store = try PersistentStore(path: path, options: StoreOptions(durability: .normal))

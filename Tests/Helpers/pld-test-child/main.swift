@@ -30,6 +30,10 @@
 //       as `records`, through the pld_crashsim VFS: after CRASH_AFTER writes/syncs the unsynced writes are
 //       partly reverted or torn and the process exits with status 99 (a simulated power loss). Calls
 //       flush() (a checkpoint) every 64 versions.
+//   pld-test-child power-loss-timed DB KEY CRASH_AFTER SEED SYNC_MS
+//       as `power-loss` under .normal without checkpoints, each acknowledgement reported with its time:
+//       "ackt VERSION NANOSECONDS" (CLOCK_MONOTONIC, as the VFS's "crash NANOSECONDS" line). SYNC_MS is
+//       StoreOptions.walSyncInterval in milliseconds; 0 for none. About 200 writes a second.
 //   pld-test-child power-loss-raw DB KEY CRASH_AFTER SEED
 //       the negative control: raw SQLite with synchronous=OFF, same rows, same VFS. Must lose or corrupt.
 //   pld-test-child note-v1-read DB KEY throwError|useDefault|lastDecodable
@@ -365,6 +369,27 @@ do {
     guard pld_crashsim_register(crashAfter, seed) == 0 else { fail("cannot register the crash VFS") }
     // Checkpoints every 64 versions, so that short runs also lose power in the middle of one.
     try writeRecordsForever(path: path, key: key, durability: arguments[4], flushEvery: 64)
+  case "power-loss-timed":
+    guard arguments.count == 7, let crashAfter = Int(arguments[4]), let seed = UInt32(arguments[5]),
+      let syncMilliseconds = Int(arguments[6])
+    else {
+      fail("usage: power-loss-timed DB KEY CRASH_AFTER SEED SYNC_MS")
+    }
+    guard pld_crashsim_register(crashAfter, seed) == 0 else { fail("cannot register the crash VFS") }
+    var options = crashOptions("normal")
+    options.walSyncInterval = syncMilliseconds > 0 ? .milliseconds(syncMilliseconds) : nil
+    let store = try PersistentStore(path: path, options: options)
+    let data = try store.liveData(key, default: CrashRecord(version: 0))
+    while true {
+      let next = data.version + 1
+      try data.set(CrashRecord(version: next))
+      var now = timespec()
+      clock_gettime(CLOCK_MONOTONIC, &now)
+      report("ackt \(next) \(Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))")
+      // An app's pace rather than a benchmark's: at full speed SQLite's automatic checkpoint (every
+      // 1,000 WAL pages) would sync every few milliseconds anyway, and hide what the test is about.
+      usleep(4_000)
+    }
   case "daemon":
     try await serve(storePath: path)
   case "power-loss-raw":

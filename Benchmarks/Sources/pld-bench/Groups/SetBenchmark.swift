@@ -83,7 +83,11 @@ struct SetBenchmark {
     let name = "\(Format.bytes(values.encodedSize())) \(mode)"
 
     let libraryPath = try scratch.freshFile("library.db")
-    let store = try PersistentStore(path: libraryPath, options: StoreOptions(durability: durability))
+    var options = StoreOptions(durability: durability)
+    // PLD_BENCH_WAL_SYNC=off: without the background sync of .normal (SQLite's plain synchronous=NORMAL),
+    // to measure what the bounded loss window costs.
+    if ProcessInfo.processInfo.environment["PLD_BENCH_WAL_SYNC"] == "off" { options.walSyncInterval = nil }
+    let store = try PersistentStore(path: libraryPath, options: options)
     var libraryValues = values
     let liveData = try store.liveData("value", default: libraryValues.take())
     let library = Writer(name: "library", path: libraryPath) { try liveData.set(libraryValues.take()) }

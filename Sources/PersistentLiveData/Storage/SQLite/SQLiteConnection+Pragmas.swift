@@ -92,6 +92,22 @@ extension SQLiteConnection {
     return CheckpointResult(logFrames: Int(logFrames), checkpointedFrames: Int(checkpointed))
   }
 
+  /// Syncs the write-ahead log to stable storage, as a commit under `synchronous=FULL` would, through
+  /// the connection's own VFS file object (`SQLITE_FCNTL_JOURNAL_POINTER`, then its `xSync`): a wrapping
+  /// VFS sees the sync like any of SQLite's. Does nothing before the connection has opened its WAL.
+  ///
+  /// ```swift
+  /// try connection.syncWriteAheadLog()   // every commit so far survives a power loss
+  /// ```
+  /// - Throws: ``SQLiteError`` (`SQLITE_IOERR_FSYNC`…).
+  package func syncWriteAheadLog() throws {
+    let db = try openHandle()
+    var file: UnsafeMutablePointer<sqlite3_file>?
+    try SQLiteError.check(sqlite3_file_control(db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file), db: db)
+    guard let file, let methods = file.pointee.pMethods, let sync = methods.pointee.xSync else { return }
+    try SQLiteError.check(sync(file, SQLITE_SYNC_NORMAL), db: db)
+  }
+
   // MARK: Pragmas
 
   /// Reads an integer pragma, e.g. `try connection.pragmaInt("user_version")`.

@@ -147,5 +147,9 @@ extension StoreDatabase.WriterState {
     checkpoints.noteCommit()
     changeCount &+= 1
     if checkpoints.isPending { onCheckpointPending?() }
+    if !isWALSyncScheduled, let scheduleWALSync {
+      isWALSyncScheduled = true
+      scheduleWALSync()
+    }
   }
 }

@@ -43,6 +43,11 @@ final class StoreDatabase: Sendable {
     var checkpoints = CheckpointSchedule()
     /// Called by a commit after which a background checkpoint is pending (it arms a timer).
     var onCheckpointPending: (@Sendable () -> Void)?
+    /// Under ``Durability/normal``: arms the background sync of the WAL (``StoreOptions/walSyncInterval``)
+    /// after a commit; nil when there is none.
+    var scheduleWALSync: (@Sendable () -> Void)?
+    /// Whether a background sync of the WAL is armed: commits until it runs are not yet synced.
+    var isWALSyncScheduled = false
     /// The last `PRAGMA data_version` seen; it changes only when another connection commits.
     var lastDataVersion: Int64 = 0
     /// Counts every change of the stored state this store knows of (its commits, other connections'
@@ -80,6 +85,16 @@ final class StoreDatabase: Sendable {
       backgroundWork = work
     } else {
       backgroundWork = nil
+    }
+    if path != nil, options.durability == .normal, let interval = options.walSyncInterval {
+      let delay = DispatchTimeInterval.nanoseconds(
+        Int(
+          clamping: interval.components.seconds * 1_000_000_000 + interval.components.attoseconds
+            / 1_000_000_000))
+      state.scheduleWALSync = { [weak self] in
+        guard let self else { return }
+        Self.walSyncQueue.asyncAfter(deadline: .now() + delay) { [weak self] in self?.syncWriteAheadLog() }
+      }
     }
     let writer = writer
     backgroundWork?.start(

@@ -7,7 +7,8 @@
    Power loss: every xWrite not yet followed by an xSync of the same file is remembered with the bytes it
    overwrote. After `crash_after_ops` xWrite/xSync/xTruncate/xDelete calls the VFS "loses power": it
    reverts a random subset of the unsynced writes (each kept, dropped, or torn at 512-byte sectors) and
-   _exit(99)s, like a machine whose disk cache never reached the platter.
+   _exit(99)s, like a machine whose disk cache never reached the platter. Just before, it writes
+   "crash NANOSECONDS\n" (CLOCK_MONOTONIC) to standard output.
 
    I/O errors: the `at`-th xRead/xWrite/xSync/xTruncate on a file whose name starts with a prefix fails
    with SQLITE_IOERR_READ/WRITE/FSYNC/TRUNCATE; if `persistent`, every later one fails too, until
