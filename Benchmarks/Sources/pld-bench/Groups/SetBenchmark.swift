@@ -1,3 +1,4 @@
+import Foundation
 import PersistentLiveData
 
 /// Issues 3 and 7: `PersistentLiveData.set` against the other ways of storing the same value — raw
