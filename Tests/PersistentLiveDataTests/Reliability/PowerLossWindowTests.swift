@@ -46,15 +46,18 @@ extension Reliability {
     }
 
     /// The control: without the background sync, SQLite's `synchronous=NORMAL` loses every commit since
-    /// the last checkpoint — the test must see losses far older than the window, or it checks nothing.
+    /// the last checkpoint (an automatic one comes every 1,000 WAL pages: seconds apart at this pace), so
+    /// losses older than the window must appear — or the sync is not what bounds them, and the test above
+    /// checks nothing. (Compared with the window itself, not with the tolerance: a loaded machine writes
+    /// fewer versions and shortens the losses too.)
     @Test func withoutTheBackgroundSyncTheTestFails() throws {
-      let figures = try run(syncMilliseconds: 0, iterations: 5)
+      let figures = try run(syncMilliseconds: 0, iterations: Reliability.underSanitizer ? 3 : 5)
       Reliability.figure(
         "power-loss-window durability=normal-without-sync iterations=\(figures.iterations) "
           + "lostAcknowledged=\(figures.lostAcknowledged) oldestLostMs=\(figures.oldestLostMilliseconds)")
       #expect(
-        figures.problems.contains { $0.contains("was lost") },
-        "without the sync no old acknowledgement was lost: the power-loss window test checks nothing")
+        figures.oldestLostMilliseconds * 1_000_000 > Self.window,
+        "without the sync no acknowledgement older than the window was lost: the window test checks nothing")
     }
 
     func run(syncMilliseconds: Int64, iterations: Int) throws -> Figures {
