@@ -97,6 +97,16 @@ struct SharedListener: Sendable {
     }
   }
 
+  /// Closes a listening session's connection before its lease ends: it is never handed back to the pool,
+  /// for it may be broken (a read on it failed), it listens and it is named. The pool learns of the close
+  /// from the connection's close future, through a callback registered when it opened the connection —
+  /// before this one, so it has run when this returns: a connection released while still closing would
+  /// be leased to the next query, which would then fail with `clientClosedConnection`.
+  static func closeBeforeRelease(_ connection: PostgresConnection) async {
+    let _: EventLoopFuture<Void> = connection.close()
+    _ = try? await connection.closeFuture.get()
+  }
+
   /// How long the first attempt to listen (after a start or a lost connection) may take before it is
   /// given up and made again.
   static let firstListenDeadline = Duration.milliseconds(500)
@@ -113,17 +123,22 @@ struct SharedListener: Sendable {
     let session = Task {
       defer { started.signal() }
       try await database.client.withConnection { connection in
-        try await connection.query(
-          "SET application_name = '\(unescaped: SharedListener.applicationName)'", logger: SharedSchema.quiet)
-        // Never handed back to the pool: it may be broken (a read on it failed) and it is named.
-        defer { let _: EventLoopFuture<Void> = connection.close() }
-        try await connection.listen(on: SharedDatabase.channel) { notifications in
-          let route = ReadRoute.connection(connection)
-          try await catchUp(via: route)
-          established()
-          started.signal()
-          try await consume(notifications, readingOn: route)
+        do {
+          try await connection.query(
+            "SET application_name = '\(unescaped: SharedListener.applicationName)'",
+            logger: SharedSchema.quiet)
+          try await connection.listen(on: SharedDatabase.channel) { notifications in
+            let route = ReadRoute.connection(connection)
+            try await catchUp(via: route)
+            established()
+            started.signal()
+            try await consume(notifications, readingOn: route)
+          }
+        } catch {
+          await Self.closeBeforeRelease(connection)
+          throw error
         }
+        await Self.closeBeforeRelease(connection)
       }
     }
     do {
