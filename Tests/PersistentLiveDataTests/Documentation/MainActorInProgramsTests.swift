@@ -73,21 +73,11 @@ import Glibc
   }
 
   @Test func theArticleQuotesTheDaemon() throws {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-      .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    let article = try String(
-      contentsOf: root.appendingPathComponent(
-        "Sources/PersistentLiveData/PersistentLiveData.docc/CommandLineProgramsAndDaemons.md"),
-      encoding: .utf8)
-    let source = try String(
-      contentsOf: root.appendingPathComponent("Tests/Helpers/pld-test-child/Daemon.swift"), encoding: .utf8)
-    guard let begin = source.range(of: "// Article: begin daemon\n"),
-      let end = source.range(of: "// Article: end daemon")
-    else {
-      Issue.record("markers missing")
-      return
-    }
-    let snippet = String(source[begin.upperBound..<end.lowerBound])
+    let article = try QuotedSnippets.document(
+      "Sources/PersistentLiveData/PersistentLiveData.docc/CommandLineProgramsAndDaemons.md")
+    let snippet = try QuotedSnippets.snippet(
+      "daemon", label: "Article",
+      in: QuotedSnippets.root.appendingPathComponent("Tests/Helpers/pld-test-child/Daemon.swift").path)
     #expect(article.contains(snippet), "the article's daemon differs from Daemon.swift")
   }
 }

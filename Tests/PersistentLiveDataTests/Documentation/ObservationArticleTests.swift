@@ -80,20 +80,8 @@ func starvedProgram(storePath: String) throws {
     ("CommandLineProgramsAndDaemons.md", "starved"),
   ])
   func theArticleQuotesThisFile(article: String, snippet name: String) throws {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-      .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    let text = try String(
-      contentsOf: root.appendingPathComponent(
-        "Sources/PersistentLiveData/PersistentLiveData.docc/\(article)"),
-      encoding: .utf8)
-    let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-    guard let begin = source.range(of: "// Article: begin \(name)\n"),
-      let end = source.range(of: "// Article: end \(name)")
-    else {
-      Issue.record("markers missing")
-      return
-    }
-    let snippet = String(source[begin.upperBound..<end.lowerBound])
+    let text = try QuotedSnippets.document("Sources/PersistentLiveData/PersistentLiveData.docc/\(article)")
+    let snippet = try QuotedSnippets.snippet(name, label: "Article")
     #expect(text.contains(snippet), "\(article) differs from ObservationArticleTests.swift (\(name))")
   }
 }

@@ -68,17 +68,9 @@ func showSettings(storedAt path: String) throws -> SettingsScreen {
   }
 
   @Test func readmeQuotesThisFile() throws {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-      .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-    let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-    guard let begin = source.range(of: "// README: begin quick start\n"),
-      let end = source.range(of: "// README: end quick start")
-    else {
-      Issue.record("markers missing")
-      return
-    }
-    let snippet = String(source[begin.upperBound..<end.lowerBound])
-    #expect(readme.contains(snippet), "README.md's quick start differs from QuickStartTests.swift")
+    let snippet = try QuotedSnippets.snippet("quick start", label: "README")
+    #expect(
+      try QuotedSnippets.document("README.md").contains(snippet),
+      "README.md's quick start differs from QuickStartTests.swift")
   }
 }

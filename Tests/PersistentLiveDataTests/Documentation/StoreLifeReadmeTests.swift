@@ -42,19 +42,10 @@ import Testing
 
   @Test(arguments: ["key retention", "read-only stores"])
   func readmeQuotesThisFile(_ name: String) throws {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-      .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-    let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-    guard let begin = source.range(of: "    // README: begin \(name)\n"),
-      let end = source.range(of: "    // README: end \(name)")
-    else { throw TestSupportError("markers missing for \(name)") }
     // The test's indentation (4 spaces) removed: the README's block as written.
-    let snippet = source[begin.upperBound..<end.lowerBound].split(
-      separator: "\n", omittingEmptySubsequences: false
-    )
-    .map { $0.hasPrefix("    ") ? String($0.dropFirst(4)) : String($0) }.joined(separator: "\n")
+    let snippet = try QuotedSnippets.snippet(name, label: "README", indent: 4)
     #expect(
-      readme.contains("```swift\n" + snippet + "```"), "README.md's \(name) example differs from this file")
+      try QuotedSnippets.document("README.md").contains("```swift\n" + snippet + "```"),
+      "README.md's \(name) example differs from this file")
   }
 }

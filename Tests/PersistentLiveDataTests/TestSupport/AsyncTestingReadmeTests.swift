@@ -21,17 +21,9 @@ import Testing
 
 @Suite struct AsyncTestingReadmeTests {
   @Test func readmeQuotesThisFile() throws {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-      .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-    let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-    guard let begin = source.range(of: "// README: begin async testing\n"),
-      let end = source.range(of: "// README: end async testing")
-    else {
-      Issue.record("markers missing")
-      return
-    }
-    let snippet = String(source[begin.upperBound..<end.lowerBound])
-    #expect(readme.contains(snippet), "README.md's async testing example differs from this file")
+    let snippet = try QuotedSnippets.snippet("async testing", label: "README")
+    #expect(
+      try QuotedSnippets.document("README.md").contains(snippet),
+      "README.md's async testing example differs from this file")
   }
 }
