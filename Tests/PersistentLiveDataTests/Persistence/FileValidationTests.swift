@@ -10,10 +10,15 @@ extension Persistence {
   @Suite struct FileValidationTests {
     /// Opens `path`, expects the error case `name`, and checks that the file is unchanged.
     func expectRefused(
-      _ path: String, with name: String, sourceLocation: SourceLocation = #_sourceLocation
+      _ path: String, with name: String, verifyingIntegrity: Bool = false,
+      sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
       let before = try #require(fileBytes(path), sourceLocation: sourceLocation)
-      let error = expectStoreError(name, sourceLocation: sourceLocation) { try PersistentStore(path: path) }
+      var options = StoreOptions()
+      options.verifiesIntegrityOnOpen = verifyingIntegrity
+      let error = expectStoreError(name, sourceLocation: sourceLocation) {
+        try PersistentStore(path: path, options: options)
+      }
       if let error {
         #expect(
           error.description.contains((path as NSString).lastPathComponent),
@@ -22,7 +27,9 @@ extension Persistence {
       }
       #expect(fileBytes(path) == before, "the refused file was modified", sourceLocation: sourceLocation)
       // Refusing again is just as harmless: nothing was left half-open.
-      expectStoreError(name, sourceLocation: sourceLocation) { try PersistentStore(path: path) }
+      expectStoreError(name, sourceLocation: sourceLocation) {
+        try PersistentStore(path: path, options: options)
+      }
       #expect(fileBytes(path) == before, sourceLocation: sourceLocation)
     }
 
@@ -167,7 +174,7 @@ extension Persistence {
       let pageCount = bytes.count / pageSize
       #expect(pageCount > 10)
       try overwriteBytes(path, at: (pageCount / 2) * pageSize, count: pageSize)
-      try expectRefused(path, with: "corrupt")
+      try expectRefused(path, with: "corrupt", verifyingIntegrity: true)
     }
 
     @Test(.enabled(if: SQLiteCLI.isAvailable, "needs the sqlite3 command-line client"))

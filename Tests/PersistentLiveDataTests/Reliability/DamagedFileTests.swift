@@ -20,6 +20,9 @@ extension Reliability {
     static func options() -> StoreOptions {
       var options = StoreOptions()
       options.externalChangePollInterval = nil
+      // These tests are about refusing a damaged file before use: the full check at open. (The default
+      // open, which reads no page it does not need, is tested in LazyOpenTests.)
+      options.verifiesIntegrityOnOpen = true
       return options
     }
 

@@ -150,8 +150,9 @@ extension Reliability {
       #expect(try store.prune(key: nil, keep: 1).deleted == 0)
     }
 
-    /// Versions below 1 violate the schema's CHECK: the default open refuses the file as damaged (quick_check
-    /// checks constraints) and leaves it alone; without the check, nothing traps on the arithmetic.
+    /// Versions below 1 violate the schema's CHECK: an open with the full check refuses the file as damaged
+    /// (quick_check checks constraints) and leaves it alone; without the check, nothing traps on the
+    /// arithmetic.
     @Test func versionsBelowOneAreRefusedAsDamagedAndNeverTrap() throws {
       let folder = try TemporaryDirectory("hostile")
       let path = folder.path("store.db")
@@ -159,7 +160,9 @@ extension Reliability {
       try Self.insertRaw(
         at: path, [("at-min", Int64.min, "'1'"), ("negative", -5, "'1'")], ignoringChecks: true)
       let before = fileBytes(path)
-      expectStoreError("corrupt") { try PersistentStore(path: path, options: Self.options()) }
+      var checked = Self.options()
+      checked.verifiesIntegrityOnOpen = true
+      expectStoreError("corrupt") { try PersistentStore(path: path, options: checked) }
       #expect(fileBytes(path) == before)
 
       var options = Self.options()

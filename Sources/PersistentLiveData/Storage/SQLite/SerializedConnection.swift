@@ -10,6 +10,16 @@ internal import Foundation
 ///
 /// After ``close(_:)``, ``sync(_:)`` throws ``Closed``.
 ///
+/// **Read windows.** Reads made through ``syncInReadWindow(_:)`` share one read transaction, left open
+/// for at most ``readWindowLength`` and ended before any other use of the connection: a burst of such
+/// reads (an app creating a live value for each of its keys at startup) pays SQLite's per-transaction
+/// locking and file checks once instead of once a read. Every other entry — ``sync(_:)``,
+/// ``syncIfOpen(_:)``, ``close(_:)`` — ends the window first, so writes, checks for other processes'
+/// commits and checkpoints never see it: they run exactly as without one. A read in a window sees the
+/// file as it was when the window began, at most ``readWindowLength`` ago; a commit of another process
+/// made meanwhile is found by the next check for other processes' commits, as one made just after the
+/// read would be.
+///
 /// ```swift
 /// let serialized = SerializedConnection(connection, state: WriterState())
 /// let count = try serialized.sync { connection, state in
@@ -24,6 +34,11 @@ final class SerializedConnection<State: AnyObject>: @unchecked Sendable {
   private let lock = NSRecursiveLock()
   private var connection: SQLiteConnection?
   private let state: State
+  /// Whether a read transaction opened by ``syncInReadWindow(_:)`` is still open.
+  private var isReadWindowOpen = false
+
+  /// The longest a read window stays open.
+  static var readWindowLength: DispatchTimeInterval { .milliseconds(1) }
 
   init(_ connection: SQLiteConnection, state: State) {
     self.connection = connection
@@ -41,7 +56,52 @@ final class SerializedConnection<State: AnyObject>: @unchecked Sendable {
     lock.lock()
     defer { lock.unlock() }
     guard let connection else { throw Closed() }
+    endReadWindow(connection)
     return try body(connection, state)
+  }
+
+  /// Runs the read-only `body` like ``sync(_:)``, inside the current read window, opening one if the
+  /// connection is not in a transaction. Inside a write transaction it runs in that transaction.
+  ///
+  /// - Throws: ``Closed`` after ``close(_:)``, or what `body` throws (the window is then ended).
+  func syncInReadWindow<Result>(_ body: (SQLiteConnection, State) throws -> Result) throws -> Result {
+    lock.lock()
+    defer { lock.unlock() }
+    guard let connection else { throw Closed() }
+    if !isReadWindowOpen, !connection.isInTransaction, (try? connection.execute("BEGIN")) != nil {
+      isReadWindowOpen = true
+      DispatchQueue.global().asyncAfter(deadline: .now() + Self.readWindowLength) { [weak self] in
+        self?.endReadWindow()
+      }
+    }
+    do {
+      return try body(connection, state)
+    } catch {
+      endReadWindow(connection)
+      throw error
+    }
+  }
+
+  /// Ends the read window, if one is open (from the timer that bounds it).
+  private func endReadWindow() {
+    lock.lock()
+    defer { lock.unlock() }
+    if let connection { endReadWindow(connection) }
+  }
+
+  /// Ends the read window, if one is open; the lock is held.
+  private func endReadWindow(_ connection: SQLiteConnection) {
+    guard isReadWindowOpen else { return }
+    isReadWindowOpen = false
+    // Ending a read transaction cannot fail for want of anything; if it did, the rollback ends it.
+    if (try? connection.execute("COMMIT")) == nil { try? connection.execute("ROLLBACK") }
+  }
+
+  /// Whether the connection is open (a read window stays as it is).
+  var isOpen: Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    return connection != nil
   }
 
   /// Runs `body` only if the connection is open; for background work that has nothing to do once closed.
@@ -49,6 +109,7 @@ final class SerializedConnection<State: AnyObject>: @unchecked Sendable {
     lock.lock()
     defer { lock.unlock() }
     guard let connection else { return nil }
+    endReadWindow(connection)
     return body(connection, state)
   }
 
@@ -58,6 +119,7 @@ final class SerializedConnection<State: AnyObject>: @unchecked Sendable {
     lock.lock()
     defer { lock.unlock() }
     guard let connection else { return }
+    endReadWindow(connection)
     finish(state)
     connection.close()
     self.connection = nil

@@ -58,17 +58,4 @@ enum SQL {
     distinctKeys + """
       SELECT key FROM k WHERE key IS NOT NULL
       """
-  /// The latest row of every key by one pass over the table: O(rows), the fastest way for small files.
-  /// (SQLite documents that with max(), the bare columns come from the row holding the maximum.)
-  static let latestRowsByScan = """
-    SELECT key, max(version), written_at, payload, schema_version FROM pld_values GROUP BY key
-    """
-  /// The latest row of every key by a skip-scan over the primary key: O(keys × log rows), so that long
-  /// histories cost nothing at startup.
-  static let latestRowsBySkipScan =
-    distinctKeys + """
-      SELECT v.key, v.version, v.written_at, v.payload, v.schema_version FROM k
-      JOIN pld_values AS v ON v.key = k.key
-        AND v.version = (SELECT max(version) FROM pld_values WHERE key = k.key)
-      """
 }

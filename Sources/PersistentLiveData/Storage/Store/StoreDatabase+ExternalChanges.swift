@@ -19,7 +19,6 @@ extension StoreDatabase {
         state.lastDataVersion = dataVersion
         state.changeCount &+= 1
         changeSignal.signal()
-        state.preloaded.removeAll()
         return instances.liveInstances.compactMap { instance in
           (try? Self.latestState(key: instance.key, connection: connection)).map { (instance, $0) }
         }

@@ -1,10 +1,13 @@
 extension StoreDatabase {
-  /// The newest stored row of `key` for a new live instance: from the rows read at open while they are
-  /// still there, otherwise from the file; and the change count it was read at.
+  /// The newest stored row of `key` (or the version its removal took) for a new live instance, read by
+  /// the primary key, and the change count it was read at.
+  ///
+  /// The read runs in the connection's read window (``SerializedConnection/syncInReadWindow(_:)``): a
+  /// burst of new live values — an app asking for each of its keys at startup — shares one read
+  /// transaction.
   func latestRowForNewInstance(key: String) throws -> (latest: StoredKeyState, changeCount: UInt64) {
-    try withConnection { connection, state in
-      if let row = state.preloaded.removeValue(forKey: key) { return (.row(row), state.changeCount) }
-      return (try Self.latestState(key: key, connection: connection), state.changeCount)
+    try withConnectionInReadWindow { connection, state in
+      (try Self.latestState(key: key, connection: connection), state.changeCount)
     }
   }
 
@@ -14,7 +17,7 @@ extension StoreDatabase {
   func register<Value>(
     _ created: PersistentLiveData<Value>, valueType: Value.Type, readAt changeCount: UInt64
   ) throws -> (PersistentLiveData<Value>, newer: StoredKeyState) {
-    try withConnection { connection, state in
+    try withConnectionInReadWindow { connection, state in
       let live = try instances.register(created, valueType: valueType)
       guard live === created, state.changeCount != changeCount else { return (live, .never) }
       return (live, try Self.latestState(key: created.key, connection: connection))

@@ -45,7 +45,6 @@ extension StoreDatabase {
       }
       guard let version else { return (nil, .none) }
       state.noteCommit()
-      state.preloaded.removeValue(forKey: key)
       let effect = instances.instance(for: key)?.receiveRemoval(version: version, onMainActor: false) ?? .none
       return (version, effect)
     }

@@ -35,8 +35,6 @@ final class StoreDatabase: Sendable {
   final class WriterState {
     /// Claims the file for this process (released on close).
     var fileRegistration: OpenFileRegistration?
-    /// The latest row of every key, read at open, consumed as live data are created.
-    var preloaded: [String: StoredRow]
     /// The transaction running on the thread that holds the lock, if any.
     var transaction: TransactionContext?
     /// When to checkpoint in the background.
@@ -54,9 +52,8 @@ final class StoreDatabase: Sendable {
     /// commits it noticed): a live instance created from a row read before a change reads again.
     var changeCount: UInt64 = 0
 
-    init(fileRegistration: OpenFileRegistration?, preloaded: [String: StoredRow]) {
+    init(fileRegistration: OpenFileRegistration?) {
       self.fileRegistration = fileRegistration
-      self.preloaded = preloaded
     }
   }
 
@@ -73,7 +70,7 @@ final class StoreDatabase: Sendable {
         "Store refused or failed to open", metadata: ["path": "\(path ?? ":memory:")", "error": "\(error)"])
       throw error
     }
-    let state = WriterState(fileRegistration: opened.registration, preloaded: opened.latestRows)
+    let state = WriterState(fileRegistration: opened.registration)
     writer = SerializedConnection(opened.connection, state: state)
     if path != nil, let interval = options.externalChangePollInterval, interval > .zero {
       state.lastDataVersion = (try? opened.connection.dataVersion()) ?? 0
@@ -143,6 +140,21 @@ final class StoreDatabase: Sendable {
     }
   }
 
+  /// Runs the read-only `body` like ``withConnection(_:)``, in the connection's read window
+  /// (``SerializedConnection/syncInReadWindow(_:)``): reads of new live values share one read
+  /// transaction.
+  func withConnectionInReadWindow<Result>(
+    _ body: (SQLiteConnection, WriterState) throws -> Result
+  ) throws -> Result {
+    do {
+      return try writer.syncInReadWindow(body)
+    } catch is SerializedConnection<WriterState>.Closed {
+      throw PersistentLiveDataError.storeClosed(path: path)
+    } catch {
+      throw StoreErrors.map(error, path: displayPath)
+    }
+  }
+
   /// Throws ``PersistentLiveDataError/readOnly(path:)`` for a store opened with ``StoreOptions/readOnly``:
   /// every write path calls it first, so that nothing — no user code, no SQL — runs for a refused write.
   func ensureWritable() throws {
@@ -151,7 +163,7 @@ final class StoreDatabase: Sendable {
 
   /// Throws ``PersistentLiveDataError/storeClosed(path:)`` after ``close()``.
   func ensureOpen() throws {
-    try withConnection { _, _ in }
+    guard writer.isOpen else { throw PersistentLiveDataError.storeClosed(path: path) }
   }
 
   /// Stops the background work and closes the connection; later calls throw `storeClosed`. Idempotent.
@@ -162,10 +174,7 @@ final class StoreDatabase: Sendable {
       events.finish()
     }
     groupCommit.close(with: PersistentLiveDataError.storeClosed(path: path))
-    writer.close { state in
-      state.fileRegistration = nil
-      state.preloaded = [:]
-    }
+    writer.close { state in state.fileRegistration = nil }
   }
 
   // MARK: Logging
@@ -182,7 +191,7 @@ final class StoreDatabase: Sendable {
     logger.info(
       "Opened store",
       metadata: [
-        "path": "\(displayPath)", "keys": "\(opened.latestRows.count)",
+        "path": "\(displayPath)",
         "durability": "\(options.durability)", "milliseconds": "\(Self.milliseconds(since: started))",
       ])
   }

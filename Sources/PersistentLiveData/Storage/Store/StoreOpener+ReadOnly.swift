@@ -29,9 +29,7 @@ extension StoreOpener {
         throw PersistentLiveDataError.schemaTooOld(path: path, found: found, required: Migrator.latestVersion)
       }
       try checkApplication(of: opened.connection, path: path)
-      let rows = try Self.readLatestRows(opened.connection)
-      return Opened(
-        connection: opened.connection, registration: nil, latestRows: rows, appliedMigrations: [])
+      return Opened(connection: opened.connection, registration: nil, appliedMigrations: [])
     } catch {
       opened.connection.close()
       throw StoreErrors.map(error, path: path)

@@ -14,7 +14,6 @@ struct StoreOpener {
   struct Opened {
     let connection: SQLiteConnection
     let registration: OpenFileRegistration?
-    let latestRows: [String: StoredRow]
     /// The migrations this open applied (empty for an up-to-date file).
     let appliedMigrations: [Migration]
   }
@@ -23,7 +22,7 @@ struct StoreOpener {
     guard let path else {
       let connection = try map { try SQLiteConnection(path: ":memory:", mode: .memory) }
       let applied = try configure(connection, path: ":memory:")
-      return Opened(connection: connection, registration: nil, latestRows: [:], appliedMigrations: applied)
+      return Opened(connection: connection, registration: nil, appliedMigrations: applied)
     }
     if options.readOnly { return try openReadOnly(at: path) }
     let file = try prepareFile(at: path)
@@ -38,9 +37,9 @@ struct StoreOpener {
       try map(path: path) { try checkApplication(of: connection, path: path) }
       let applied = try configure(connection, path: path)
       try map(path: path) { try recordApplication(in: connection) }
-      let rows = try map(path: path) { try Self.readLatestRows(connection) }
-      return Opened(
-        connection: connection, registration: registration, latestRows: rows, appliedMigrations: applied)
+      // Nothing is read per key: a key's latest row is read (by the primary key) when its live data is
+      // first asked for, so that opening costs the same for ten keys as for a million.
+      return Opened(connection: connection, registration: registration, appliedMigrations: applied)
     } catch {
       // A refused file is left byte for byte, its WAL included: no checkpoint on this close. (Without a
       // WAL to begin with, the ordinary close removes the empty one this open created.)
@@ -139,25 +138,5 @@ struct StoreOpener {
     } catch {
       throw StoreErrors.map(error, path: path)
     }
-  }
-
-  /// Files up to this size are read by one scan; larger ones (long histories) by a skip-scan.
-  static let scanLimitBytes: Int64 = 16 << 20
-
-  static func readLatestRows(_ connection: SQLiteConnection) throws -> [String: StoredRow] {
-    let size = try connection.pragmaInt("page_count") * connection.pragmaInt("page_size")
-    let statement = try connection.prepare(
-      size <= scanLimitBytes ? SQL.latestRowsByScan : SQL.latestRowsBySkipScan)
-    var rows: [String: StoredRow] = [:]
-    while try statement.step() {
-      let key = statement.text(0)
-      // A key another client wrote as bytes that are not UTF-8 reads back repaired (U+FFFD), a different
-      // key: preloading it under that name would alias the two. It stays on disk, untouched.
-      guard statement.withUnsafeBytes(ofColumn: 0, { $0.elementsEqual(key.utf8) }) else { continue }
-      rows[key] = StoredRow(
-        key: key, version: statement.int64(1), writtenAtMilliseconds: statement.int64(2),
-        payload: statement.data(3), schemaVersion: Int(clamping: statement.int64(4)))
-    }
-    return rows
   }
 }
