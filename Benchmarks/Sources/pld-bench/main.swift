@@ -46,12 +46,15 @@ print("\nWARNING: a debug build; numbers are meaningless. Use swift run -c relea
 let report = Report()
 let started = MonotonicClock.now()
 do {
+  let scratch = try ScratchDirectory()
+  // First: the sync latency that every later .full figure sits on.
+  if options.runs("fsync") { try FsyncBenchmark(quick: options.quick, scratch: scratch).run(report) }
   if options.runs("delivery") { try DeliveryBenchmark(quick: options.quick).run(report) }
   if options.runs("registration") { try await RegistrationBenchmark(quick: options.quick).run(report) }
-  let scratch = try ScratchDirectory()
   if options.runs("set") { try SetBenchmark(quick: options.quick, scratch: scratch).run(report) }
   if options.runs("encoding") { try EncodingBenchmark(quick: options.quick, scratch: scratch).run(report) }
   if options.runs("restore") { try RestoreBenchmark(quick: options.quick, scratch: scratch).run(report) }
+  if options.runs("open") { try OpenBenchmark(quick: options.quick, scratch: scratch).run(report) }
   if options.runs("history") { try HistoryBenchmark(quick: options.quick, scratch: scratch).run(report) }
   if options.runs("retention") { try RetentionBenchmark(quick: options.quick, scratch: scratch).run(report) }
   if options.runs("checkpoint") {

@@ -66,7 +66,7 @@ struct MemoryBenchmark {
     section.notes = [
       "The store file holds \(rows) versions of one key (~115 B each), \(Format.value(megabytes)) MB; written by raw SQLite.",
       "Each probe is a new pld-bench process (median of \(rounds)); peak RSS is its VmHWM (/proc/self/status). The library",
-      "opens with default options (quick_check reads the whole file through SQLite's page cache, not into RSS).",
+      "opens with default options (which read no key at open).",
       "A library that loaded every row would peak at least \(Format.value(megabytes)) MB above the empty process.",
     ]
     report.print(section)

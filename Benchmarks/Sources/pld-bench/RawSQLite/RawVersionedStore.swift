@@ -112,6 +112,23 @@ enum RawRestore {
     return values
   }
 
+  /// Reads the latest row of each of `keys` by the primary key `(key, version)` — one prepared
+  /// statement, one lookup per key — and decodes it; a key without rows is left out.
+  static func latestValues<Value: Decodable>(
+    _ type: Value.Type, keys: [String], in database: RawDatabase
+  ) throws -> [String: Value] {
+    let latest = try database.prepare(
+      "SELECT payload FROM pld_values WHERE key = ? ORDER BY version DESC LIMIT 1")
+    let decoder = JSONDecoder()
+    var values: [String: Value] = [:]
+    for key in keys {
+      try latest.bind(key, at: 1)
+      if try latest.step() { values[key] = try decoder.decode(type, from: latest.data(0)) }
+      latest.reset()
+    }
+    return values
+  }
+
   /// Appends `count` versions of `key` to the store file at `path` in one transaction, straight into
   /// `pld_values`, as fast as SQLite can: the history benchmark's prefill. Returns the latest version.
   static func appendHistory(path: String, key: String, count: Int, payload: Data) throws -> Int64 {

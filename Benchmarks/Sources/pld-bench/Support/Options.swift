@@ -17,9 +17,10 @@ struct Options {
   /// Internal: run as the writing child of the external benchmark (`--external-writer PATH COUNT SEED`).
   var externalWriter: (path: String, count: Int, seed: Int)?
 
+  /// The groups, in the order a run takes them.
   static let groupNames = [
-    "delivery", "registration", "set", "encoding", "restore", "history", "retention", "checkpoint", "memory",
-    "groupcommit", "idle", "external",
+    "fsync", "delivery", "registration", "set", "encoding", "restore", "open", "history", "retention",
+    "checkpoint", "memory", "groupcommit", "idle", "external",
   ]
 
   static let usage = """
