@@ -252,7 +252,10 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
     case .busy(let path):
       return "\(EscapedText.quotedForMessage(path)) is locked by another connection; try again."
     case .corrupt(let path, let detail):
-      return "\(EscapedText.quotedForMessage(path)) is a damaged database (\(detail)); it was left untouched."
+      let oneLine = detail.split(whereSeparator: \.isNewline).joined(separator: "; ")
+      return "\(EscapedText.quotedForMessage(path)) is a damaged database (\(oneLine)); nothing was written "
+        + "over the damage. Check the whole file with `pld-tool verify`; restore a backup, or recover what "
+        + "is readable with `sqlite3 FILE .recover`."
     case .notADatabase(let path):
       return "\(EscapedText.quotedForMessage(path)) is not an SQLite database; it was left untouched."
     case .foreignDatabase(let path):

@@ -9,11 +9,11 @@ extension PersistentStore {
   /// as a unit, in a savepoint of their own.
   ///
   /// ```swift
-  /// let moved = try await store.write {
+  /// try await store.write {
   ///   try from.update { $0 -= 10 }
   ///   try to.update { $0 += 10 }
-  ///   return to.version
   /// }
+  /// print(to.value, to.version)   // memory has moved once write returns (not yet inside the body)
   /// ```
   ///
   /// When it returns, the writes are as durable as the store's ``Durability`` promises, ``LiveData/value``
@@ -25,7 +25,8 @@ extension PersistentStore {
   ///   must be short and must not wait for other tasks. Its result is returned to the caller.
   /// - Returns: What `body` returned.
   /// - Throws: What `body` throws — its own writes are then undone while the rest of its group commits —
-  ///   or a ``PersistentLiveDataError`` when the group's commit fails (nothing of the group is written),
+  ///   or a ``PersistentLiveDataError`` when the group's commit fails (nothing of the group is written;
+  ///   also when one call's writes meet a damaged page or a full disk, which end the whole transaction),
   ///   ``PersistentLiveDataError/storeClosed(path:)`` after ``close()``, or `CancellationError` when the
   ///   calling task was cancelled before the writer took the call (it then writes nothing; a call already
   ///   taken commits with its group).

@@ -30,8 +30,8 @@ extension PLDTool {
         ("Application", summary.application.map { TerminalText.quoted($0) } ?? "none recorded"),
         ("Journal mode", TerminalText.escaped(summary.journalMode)),
         ("Page size", "\(summary.pageSize) bytes"),
-        ("Keys", "\(summary.keyCount)"),
-        ("Versions", "\(summary.rowCount)"),
+        ("Keys", summary.keyCount.map { "\($0)" } ?? "not counted: a damaged page (see Integrity)"),
+        ("Versions", summary.rowCount.map { "\($0)" } ?? "not counted: a damaged page (see Integrity)"),
         (
           "Integrity",
           summary.isIntegrityOK
@@ -57,8 +57,8 @@ extension PLDTool {
         .init("size", .integer(summary.totalFileSize)),
         .init("databaseSize", .integer(summary.fileSize)),
         .init("walSize", .integer(summary.walSize)),
-        .init("keys", .integer(summary.keyCount)),
-        .init("versions", .integer(summary.rowCount)),
+        .init("keys", summary.keyCount.map { JSONValue.integer($0) } ?? .null),
+        .init("versions", summary.rowCount.map { JSONValue.integer($0) } ?? .null),
         .init(
           "integrity",
           .object([

@@ -20,10 +20,12 @@ package struct StoreSummary: Sendable, Equatable {
   package var fileSize: Int64
   /// The size of its `-wal` file in bytes (0 when there is none).
   package var walSize: Int64
-  /// The number of keys with at least one stored version.
-  package var keyCount: Int
-  /// The number of stored versions, all keys together.
-  package var rowCount: Int
+  /// The number of keys with at least one stored version; nil when a damaged page kept them from being
+  /// counted (``quickCheck`` then says where).
+  package var keyCount: Int?
+  /// The number of stored versions, all keys together; nil when a damaged page kept them from being
+  /// counted.
+  package var rowCount: Int?
   /// The lines of `PRAGMA quick_check`: `["ok"]` for a sound file.
   package var quickCheck: [String]
   /// The application the file belongs to (``StoreOptions/applicationIdentifier``), or nil when none is
@@ -50,25 +52,52 @@ extension StoreInspector {
   /// - Throws: A ``PersistentLiveDataError`` naming the file.
   package func summary() throws -> StoreSummary {
     try reading {
-      try connection.inTransaction(.deferred) {
+      try inReadTransaction {
         var journalMode = try connection.pragmaText("journal_mode")
         if accessMode == .immutable, headerIsWAL { journalMode = "wal" }
         let pageSize = Int(try connection.pragmaInt("page_size"))
-        var keyCount = 0
-        var rowCount = 0
+        let lines = try Self.checkLines(connection, "PRAGMA quick_check")
+        var keyCount: Int? = 0
+        var rowCount: Int? = 0
         if hasValuesTable {
-          keyCount = Int(try connection.scalarInt64("SELECT count(*) FROM (\(InspectionSQL.keys))") ?? 0)
-          rowCount = Int(try connection.scalarInt64("SELECT count(*) FROM pld_values") ?? 0)
+          // A damaged page the counts run into leaves them unknown; the rest of the summary still says
+          // what the file is and where it is damaged.
+          keyCount = try Self.unlessDamaged(lines) {
+            Int(try connection.scalarInt64("SELECT count(*) FROM (\(InspectionSQL.keys))") ?? 0)
+          }
+          rowCount = try Self.unlessDamaged(lines) {
+            Int(try connection.scalarInt64("SELECT count(*) FROM pld_values") ?? 0)
+          }
         }
-        let check = try connection.prepare("PRAGMA quick_check")
-        var lines: [String] = []
-        while try check.step() { lines.append(check.text(0)) }
         return StoreSummary(
           path: path, accessMode: accessMode, schemaVersion: schemaVersion, journalMode: journalMode,
           pageSize: pageSize, fileSize: Self.fileSize(path), walSize: Self.fileSize(path + "-wal"),
           keyCount: keyCount, rowCount: rowCount, quickCheck: lines,
           application: try StoreOpener.recordedApplication(of: connection))
       }
+    }
+  }
+
+  /// The lines an integrity check (`PRAGMA quick_check` or `integrity_check`) reports. SQLite may stop
+  /// such a check on a page it cannot read after reporting others: that failure is one more line.
+  static func checkLines(_ connection: SQLiteConnection, _ pragma: String) throws -> [String] {
+    let check = try connection.prepare(pragma)
+    var lines: [String] = []
+    do {
+      while try check.step() { lines.append(check.text(0)) }
+    } catch let error as SQLiteError where error.isCorrupt {
+      lines.append("the check stopped: \(error.message)")
+    }
+    return lines
+  }
+
+  /// `body`'s result, or nil when it fails on a damaged page of a file whose `quick_check` (`lines`)
+  /// found damage.
+  static func unlessDamaged<Result>(_ lines: [String], _ body: () throws -> Result) throws -> Result? {
+    do {
+      return try body()
+    } catch let error as SQLiteError where error.isCorrupt && lines != ["ok"] {
+      return nil
     }
   }
 

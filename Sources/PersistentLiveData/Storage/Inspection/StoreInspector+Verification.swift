@@ -76,24 +76,36 @@ extension StoreInspector {
   /// - Throws: A ``PersistentLiveDataError`` naming the file when the file cannot be read at all.
   package func verify(progress: (Int, Int) -> Void = { _, _ in }) throws -> VerificationReport {
     try reading {
-      try connection.inTransaction(.deferred) {
+      try inReadTransaction {
         var problems: [VerificationProblem] = []
-        let integrity = try connection.prepare("PRAGMA integrity_check")
-        while try integrity.step() {
-          let line = integrity.text(0)
-          if line != "ok" { problems.append(.integrity(message: line)) }
+        for line in try Self.checkLines(connection, "PRAGMA integrity_check") where line != "ok" {
+          problems.append(.integrity(message: line))
         }
         guard hasValuesTable else {
           return VerificationReport(keyCount: 0, rowCount: 0, problems: problems)
         }
-        let total = Int(try connection.scalarInt64(InspectionSQL.rowCount) ?? 0)
+        let damaged = !problems.isEmpty
+        let total = try Self.unlessDamaged(damaged ? ["damaged"] : ["ok"]) {
+          Int(try connection.scalarInt64(InspectionSQL.rowCount) ?? 0)
+        }
+        guard let total else {
+          problems.append(.integrity(message: "the versions could not be read past the damage above"))
+          return VerificationReport(keyCount: 0, rowCount: 0, problems: problems)
+        }
         progress(0, total)
         let scan = try connection.prepare(InspectionSQL.payloadValidity(schema: schemaVersionColumn))
         var schemaVersions: [KeySchemaVersions] = []
         var keyCount = 0
         var rowCount = 0
         var previous: (key: String, version: Int64)?
-        while try scan.step() {
+        while true {
+          guard let stepped = try Self.unlessDamaged(damaged ? ["damaged"] : ["ok"], { try scan.step() })
+          else {
+            problems.append(
+              .integrity(message: "the versions after \(rowCount) could not be read past the damage above"))
+            break
+          }
+          guard stepped else { break }
           let key = scan.text(0)
           let version = scan.int64(1)
           if let previous, previous.key == key {

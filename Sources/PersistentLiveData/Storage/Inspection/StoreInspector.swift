@@ -98,6 +98,14 @@ package final class StoreInspector {
     }
   }
 
+  /// Runs the read-only `body` in one read transaction (one snapshot of the file), ended by a rollback:
+  /// a `COMMIT` would report the damage a read inside met again, and a read has nothing to commit.
+  func inReadTransaction<Result>(_ body: () throws -> Result) throws -> Result {
+    try connection.begin(.deferred)
+    defer { connection.rollback() }
+    return try body()
+  }
+
   // MARK: Backup
 
   /// Copies the store into a new file at `destination`, as ``PersistentStore/backup(to:)`` does, without
@@ -110,7 +118,7 @@ package final class StoreInspector {
   ///   ``PersistentStore/backup(to:)``.
   package func backup(to destination: String) throws {
     try StoreBackup.write(to: destination) { target in
-      try StoreBackup.vacuum(connection, into: target)
+      try StoreBackup.vacuum(connection, of: path, into: target)
     }
   }
 

@@ -11,14 +11,14 @@ internal import Foundation
 /// After ``close(_:)``, ``sync(_:)`` throws ``Closed``.
 ///
 /// **Read windows.** Reads made through ``syncInReadWindow(_:)`` share one read transaction, left open
-/// for at most ``readWindowLength`` and ended before any other use of the connection: a burst of such
-/// reads (an app creating a live value for each of its keys at startup) pays SQLite's per-transaction
-/// locking and file checks once instead of once a read. Every other entry — ``sync(_:)``,
-/// ``syncIfOpen(_:)``, ``close(_:)`` — ends the window first, so writes, checks for other processes'
-/// commits and checkpoints never see it: they run exactly as without one. A read in a window sees the
-/// file as it was when the window began, at most ``readWindowLength`` ago; a commit of another process
-/// made meanwhile is found by the next check for other processes' commits, as one made just after the
-/// read would be.
+/// for reads that come within ``readWindowNanoseconds`` (1 ms) of its start, and ended before any other
+/// use of the connection: a burst of such reads (an app creating a live value for each of its keys at
+/// startup) pays SQLite's per-transaction locking and file checks once instead of once a read. Every
+/// other entry — ``sync(_:)``, ``syncIfOpen(_:)``, ``close(_:)`` — ends the window first, so writes,
+/// checks for other processes' commits and checkpoints never see it: they run exactly as without one.
+/// A read in a window sees the file as it was when the window began, at most 1 ms before; a commit of
+/// another process made in that millisecond is found by the next check for other processes' commits, as
+/// one made just after the read would be.
 ///
 /// ```swift
 /// let serialized = SerializedConnection(connection, state: WriterState())
@@ -36,9 +36,11 @@ final class SerializedConnection<State: AnyObject>: @unchecked Sendable {
   private let state: State
   /// Whether a read transaction opened by ``syncInReadWindow(_:)`` is still open.
   private var isReadWindowOpen = false
+  /// When the open read window began (`DispatchTime` uptime nanoseconds).
+  private var readWindowStart: UInt64 = 0
 
-  /// The longest a read window stays open.
-  static var readWindowLength: DispatchTimeInterval { .milliseconds(1) }
+  /// The longest a read window serves reads, in nanoseconds (1 ms).
+  static var readWindowNanoseconds: UInt64 { 1_000_000 }
 
   init(_ connection: SQLiteConnection, state: State) {
     self.connection = connection
@@ -68,11 +70,15 @@ final class SerializedConnection<State: AnyObject>: @unchecked Sendable {
     lock.lock()
     defer { lock.unlock() }
     guard let connection else { throw Closed() }
+    let now = DispatchTime.now().uptimeNanoseconds
+    // A window serves reads for a bounded time, whenever its timer gets to run.
+    if isReadWindowOpen, now &- readWindowStart > Self.readWindowNanoseconds { endReadWindow(connection) }
     if !isReadWindowOpen, !connection.isInTransaction, (try? connection.execute("BEGIN")) != nil {
       isReadWindowOpen = true
-      DispatchQueue.global().asyncAfter(deadline: .now() + Self.readWindowLength) { [weak self] in
-        self?.endReadWindow()
-      }
+      readWindowStart = now
+      // Releases the snapshot of a window nothing else ends (an idle store).
+      let length = DispatchTimeInterval.nanoseconds(Int(Self.readWindowNanoseconds))
+      DispatchQueue.global().asyncAfter(deadline: .now() + length) { [weak self] in self?.endReadWindow() }
     }
     do {
       return try body(connection, state)

@@ -28,7 +28,7 @@ extension StoreDatabase {
         throw StoreErrors.map(error, path: displayPath)
       }
       defer { reader.close() }
-      try StoreBackup.vacuum(reader, into: target)
+      try StoreBackup.vacuum(reader, of: path, into: target)
     }
   }
 }
@@ -43,7 +43,7 @@ extension StoreDatabase {
 /// failed copy is removed.
 ///
 /// ```swift
-/// try StoreBackup.write(to: "copy.db") { target in try StoreBackup.vacuum(reader, into: target) }
+/// try StoreBackup.write(to: "copy.db") { target in try StoreBackup.vacuum(reader, of: path, into: target) }
 /// ```
 enum StoreBackup {
   static func write(to destination: String, _ copy: (String) throws -> Void) throws {
@@ -71,10 +71,14 @@ enum StoreBackup {
     }
   }
 
-  /// `VACUUM INTO` the (empty) file at `destination`.
-  static func vacuum(_ connection: SQLiteConnection, into destination: String) throws {
+  /// `VACUUM INTO` the (empty) file at `destination` from `connection`, a connection to `source`.
+  static func vacuum(_ connection: SQLiteConnection, of source: String, into destination: String) throws {
     do {
       try connection.run("VACUUM INTO ?", [.text(destination)])
+    } catch let error as SQLiteError where error.isCorrupt {
+      // A damaged page of the store stopped the copy: the store is damaged, not the copy.
+      throw PersistentLiveDataError.corrupt(
+        path: source, detail: "the backup stopped at a damaged page, and no copy was made: \(error.message)")
     } catch let error as SQLiteError {
       // Errors writing the copy (a full disk, a read-only folder) name the destination.
       throw StoreErrors.map(error, path: destination)

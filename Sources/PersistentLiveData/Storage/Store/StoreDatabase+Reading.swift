@@ -6,8 +6,14 @@ extension StoreDatabase {
   /// burst of new live values — an app asking for each of its keys at startup — shares one read
   /// transaction.
   func latestRowForNewInstance(key: String) throws -> (latest: StoredKeyState, changeCount: UInt64) {
-    try withConnectionInReadWindow { connection, state in
-      (try Self.latestState(key: key, connection: connection), state.changeCount)
+    do {
+      return try withConnectionInReadWindow { connection, state in
+        (try Self.latestState(key: key, connection: connection), state.changeCount)
+      }
+    } catch PersistentLiveDataError.corrupt(let path, let detail) {
+      // A damaged page met on the way to this key's rows: say which key could not be read.
+      throw PersistentLiveDataError.corrupt(
+        path: path, detail: "reading key \(EscapedText.quotedForMessage(key)): \(detail)")
     }
   }
 
