@@ -127,7 +127,11 @@ struct SharedFailureTests {
       let rows = try fixture.psql(
         "SELECT string_agg(version::text || '=' || payload, ',' ORDER BY version) FROM pld_values")
       #expect(rows == #"1="before",2="after",3="final""#, "no write that threw was committed after all")
-      #expect(await eventually { observed.all == ["after", "final"] }, "observers: \(observed.all)")
+      // Deliveries of writes made off the main actor coalesce to the newest: "after" may be skipped when
+      // "final" is committed before the main actor runs its delivery; nothing else may be delivered.
+      #expect(
+        await eventually { observed.all == ["after", "final"] || observed.all == ["final"] },
+        "observers: \(observed.all)")
       #expect(a.isRunning, "run() outlived the outage: \(a.runOutcome.value ?? "")")
       observer.cancel()
       await a.shutDown()

@@ -1,12 +1,16 @@
 internal import Foundation
 
 /// Wakes stores when a file they care about is written, by any process: one inotify instance for the
-/// whole process (Linux), one watch per watched folder, shared by every store in that folder.
+/// whole process (Linux), one watch per watched file or folder, shared by every store that watches it.
 ///
-/// Why a folder and not the file: SQLite deletes a database's `-wal` when its last connection closes and
-/// creates it again at the next open, which would silently end a watch on the file; a folder watch sees
-/// the new file's writes under the same name. The `-wal` is written with `write(2)`, so every commit
-/// raises `IN_MODIFY` (the `-shm` is mapped into memory and raises nothing).
+/// A store watches its `-wal` file itself (``watch(file:wake:lost:)``) when it exists: SQLite deletes a
+/// database's `-wal` only when its last connection closes, so while the store's connection is open —
+/// read-write or read-only — the file and its watch last, and adding the watch costs the same in any
+/// folder. Where the `-wal` does not exist (yet), the store watches its folder
+/// (``watch(folder:names:wake:lost:)``), which also sees a `-wal` created later under the same name; adding
+/// a folder watch walks the entries the kernel has cached for the folder, milliseconds for thousands of
+/// files. The `-wal` is written with `write(2)`, so every commit raises `IN_MODIFY` (the `-shm` is mapped
+/// into memory and raises nothing).
 ///
 /// Limits (per user, `sysctl fs.inotify`): `max_user_instances` (128 by default) counts instances — this
 /// process uses one, whatever the number of stores; `max_user_watches` (8,192 on older kernels, more on
@@ -42,16 +46,17 @@ final class FileChangeMonitor: Sendable {
   /// before it, and the least time between two wake-ups of a store.
   static let readPause: DispatchTimeInterval = .milliseconds(1)
 
-  /// A store's interest in some files of one folder.
+  /// A store's interest in one file, or in some files of one folder.
   private struct Watcher {
-    let names: Set<String>
+    /// The names of the folder's files whose writes wake; nil for a file's own watch (every event).
+    let names: Set<String>?
     let wake: @Sendable () -> Void
     let lost: @Sendable () -> Void
   }
 
   /// Watches and who asked for them; guarded by `registry`'s lock, which never runs a store's code.
   private struct Registry {
-    /// By inotify watch: the watchers of that folder, by token.
+    /// By inotify watch: the watchers of that file or folder, by token.
     var folders: [Int32: [UInt64: Watcher]] = [:]
     /// The watch of each token.
     var watchOfToken: [UInt64: Int32] = [:]
@@ -91,22 +96,53 @@ final class FileChangeMonitor: Sendable {
     lost: @escaping @Sendable () -> Void
   ) -> Result<UInt64, POSIX.Failure> {
     #if os(Linux)
-    registry.withLock { registry in
-      // Under the lock: a watch removed by stopWatching cannot be re-added halfway.
-      POSIX.Inotify.addWatch(descriptor, folder: folder).map { watch in
-        let token = registry.nextToken
-        registry.nextToken += 1
-        registry.folders[watch, default: [:]][token] = Watcher(names: names, wake: wake, lost: lost)
-        registry.watchOfToken[token] = watch
-        return token
-      }
+    register(Watcher(names: names, wake: wake, lost: lost)) {
+      POSIX.Inotify.addWatch(descriptor, folder: folder)
     }
     #else
     .failure(POSIX.Failure(operation: "inotify", code: 0))
     #endif
   }
 
-  /// Ends the interest `token` stands for; the folder's watch goes with its last watcher. Idempotent.
+  /// Calls `wake` (on the monitor's queue; it must return quickly) whenever `file` is written, by this
+  /// process or another, and `lost` once if the watch ends without ``stopWatching(_:)`` (the file
+  /// deleted, its file system unmounted).
+  ///
+  /// ```swift
+  /// let token = try monitor.watch(file: "/var/app/state.db-wal", wake: wake, lost: lost).get()
+  /// ```
+  /// - Returns: A token for ``stopWatching(_:)``, or why the file cannot be watched (`ENOENT`: it does
+  ///   not exist; `ENOSPC`: the user's `fs.inotify.max_user_watches` is reached).
+  func watch(
+    file: String, wake: @escaping @Sendable () -> Void, lost: @escaping @Sendable () -> Void
+  ) -> Result<UInt64, POSIX.Failure> {
+    #if os(Linux)
+    register(Watcher(names: nil, wake: wake, lost: lost)) { POSIX.Inotify.addWatch(descriptor, file: file) }
+    #else
+    .failure(POSIX.Failure(operation: "inotify", code: 0))
+    #endif
+  }
+
+  #if os(Linux)
+  /// Adds the watch `add` makes (under the registry's lock, so that a watch removed by stopWatching
+  /// cannot be re-added halfway) and records `watcher` for it.
+  private func register(
+    _ watcher: Watcher, _ add: () -> Result<Int32, POSIX.Failure>
+  ) -> Result<UInt64, POSIX.Failure> {
+    registry.withLock { registry in
+      add().map { watch in
+        let token = registry.nextToken
+        registry.nextToken += 1
+        registry.folders[watch, default: [:]][token] = watcher
+        registry.watchOfToken[token] = watch
+        return token
+      }
+    }
+  }
+  #endif
+
+  /// Ends the interest `token` stands for; the file's or folder's watch goes with its last watcher.
+  /// Idempotent.
   ///
   /// ```swift
   /// monitor.stopWatching(token)
@@ -124,7 +160,7 @@ final class FileChangeMonitor: Sendable {
     #endif
   }
 
-  /// The folders watched now, and the watchers they serve (for tests and diagnostics).
+  /// The files and folders watched now, and the watchers they serve (for tests and diagnostics).
   ///
   /// ```swift
   /// let (folders, watchers) = monitor.counts
@@ -158,7 +194,7 @@ final class FileChangeMonitor: Sendable {
             losses.append(watcher.lost)
           }
         } else if let watchers = registry.folders[event.watch] {
-          for (token, watcher) in watchers where watcher.names.contains(event.name) {
+          for (token, watcher) in watchers where watcher.names?.contains(event.name) ?? true {
             wakes[token] = watcher.wake
           }
         }

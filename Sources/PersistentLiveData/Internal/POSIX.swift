@@ -256,6 +256,19 @@ extension POSIX {
       return .success(watch)
     }
 
+    /// `inotify_add_watch(descriptor, file, IN_MODIFY | IN_DELETE_SELF)`: reports writes (and
+    /// truncations) of the regular file at `file`, and its deletion. Unlike a folder watch, it costs the
+    /// same whatever the folder holds (adding a folder watch walks the entries the kernel has cached for
+    /// the folder: milliseconds in a folder of thousands of files).
+    ///
+    /// - Returns: The watch, or the failure (`ENOENT`: no such file; `ENOSPC`: the watch limit).
+    static func addWatch(_ descriptor: Int32, file: String) -> Result<Int32, Failure> {
+      let mask = UInt32(IN_MODIFY) | UInt32(IN_DELETE_SELF) | UInt32(IN_DONT_FOLLOW)
+      let watch = inotify_add_watch(descriptor, file, mask)
+      guard watch >= 0 else { return .failure(Failure(operation: "inotify_add_watch", code: errno)) }
+      return .success(watch)
+    }
+
     /// `inotify_rm_watch`: stops a watch (an `IN_IGNORED` event for it follows).
     static func removeWatch(_ descriptor: Int32, _ watch: Int32) {
       _ = inotify_rm_watch(descriptor, watch)

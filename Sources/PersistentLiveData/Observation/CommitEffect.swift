@@ -42,16 +42,36 @@ package struct CommitEffect: Sendable {
   }
 
   /// Notifies, in commit order: synchronously when the write was made on the main actor, otherwise
-  /// through the one main-actor dispatch its LiveData scheduled (coalescing to the latest). Call it with
-  /// no store lock held.
+  /// through the one main-actor dispatch its LiveData scheduled (coalescing to the latest). The scheduled
+  /// dispatches of one effect — a transaction's or a group commit's, several LiveData — run in one
+  /// main-actor job, so that a commit wakes the main actor once, not once per key. Call it with no store
+  /// lock held.
   package func notifyObservers() {
+    var scheduled: [WeakCommitTarget] = []
     for delivery in deliveries {
-      delivery.target.notifyAfterWrite(onMainActor: delivery.onMainActor, mustSchedule: delivery.mustSchedule)
+      if !delivery.onMainActor && delivery.mustSchedule && deliveries.count > 1 {
+        scheduled.append(WeakCommitTarget(target: delivery.target))
+      } else {
+        delivery.target.notifyAfterWrite(
+          onMainActor: delivery.onMainActor, mustSchedule: delivery.mustSchedule)
+      }
+    }
+    guard !scheduled.isEmpty else { return }
+    // Weak: a LiveData released before the main actor gets to it is not kept alive by its delivery.
+    Task { @MainActor in
+      for entry in scheduled { entry.target?.runScheduledDispatch() }
     }
   }
+}
+
+/// A LiveData a scheduled dispatch will notify, unless it is gone by then.
+private struct WeakCommitTarget: Sendable {
+  weak var target: (any CommitNotifying)?
 }
 
 /// A LiveData, seen by a ``CommitEffect``: something that can notify its observers of a stored change.
 protocol CommitNotifying: AnyObject, Sendable {
   func notifyAfterWrite(onMainActor: Bool, mustSchedule: Bool)
+  /// Runs the main-actor dispatch scheduled by a write made off the main actor (`mustSchedule`).
+  @MainActor func runScheduledDispatch()
 }

@@ -93,11 +93,13 @@ extension LiveData {
     if onMainActor {
       MainActor.assumeIsolated { dispatch() }
     } else if mustSchedule {
-      Task { @MainActor [weak self] in
-        guard let self else { return }
-        self.storage.withLock { $0.dispatchScheduled = false }
-        self.dispatch()
-      }
+      Task { @MainActor [weak self] in self?.runScheduledDispatch() }
     }
+  }
+
+  /// The main-actor dispatch a write made off the main actor scheduled: later writes schedule again.
+  @MainActor func runScheduledDispatch() {
+    storage.withLock { $0.dispatchScheduled = false }
+    dispatch()
   }
 }

@@ -262,6 +262,46 @@ private func waitUntil(_ limit: Duration = .seconds(10), _ condition: () -> Bool
     #expect(waitUntil(.seconds(5)) { !work.statistics.isWatching && work.statistics.polls >= 2 })
   }
 
+  /// A `-wal` that exists is watched itself — adding that watch costs the same in a crowded folder —
+  /// and its writes wake the work; other files of the folder wake nothing; the file deleted ends the
+  /// watch, and the work polls from then on.
+  @Test(.enabled(if: canWatch)) func anExistingWalIsWatchedItselfAndItsLossFallsBackToPolling() throws {
+    let folder = try TemporaryDirectory()
+    let wal = folder.path("store.db-wal")
+    try Data().write(to: URL(fileURLWithPath: wal))
+    let checks = Locked(0)
+    let work = StoreBackgroundWork(
+      pollInterval: .milliseconds(10), safetyNetInterval: .seconds(60), checkpointPause: .milliseconds(20))
+    defer { work.cancel() }
+    work.start(
+      watching: folder.path("store.db"), watchesFiles: true,
+      work: .init(
+        hasNewCommit: {
+          checks.withLock { $0 += 1 }
+          return false
+        }, check: {}, checkpoint: { false }))
+    #expect(work.statistics.isWatching && work.statistics.watchesFile)
+
+    try Data("other".utf8).write(to: URL(fileURLWithPath: folder.path("store.db-wal2")))
+    usleep(50_000)
+    #expect(checks.withLock { $0 } == 0)
+    let handle = try #require(FileHandle(forWritingAtPath: wal))
+    try handle.write(contentsOf: Data("frame".utf8))
+    try handle.close()
+    #expect(waitUntil(.seconds(5)) { work.statistics.wokenChecks >= 1 })
+
+    try FileManager.default.removeItem(atPath: wal)
+    #expect(waitUntil(.seconds(5)) { !work.statistics.isWatching && work.statistics.polls >= 2 })
+  }
+
+  /// A real store watches its own `-wal`, which its open connection keeps.
+  @Test(.enabled(if: canWatch)) func aStoreWatchesItsWalFile() throws {
+    let folder = try TemporaryDirectory()
+    let store = try PersistentStore(path: folder.path("own.db"), options: notifiedOnlyOptions())
+    #expect(store.database.backgroundWork?.statistics.watchesFile == true)
+    try store.close()
+  }
+
   @Test func backgroundCheckpointRunsOnceWritesPause() throws {
     let folder = try TemporaryDirectory()
     let path = folder.path("checkpoint.db")

@@ -4,8 +4,8 @@ internal import Foundation
 /// commits (`applyExternalChanges()`) and the checkpoint once this store's writes pause
 /// (`checkpointIfIdle()`).
 ///
-/// - **Woken** (Linux): the ``FileChangeMonitor`` watches the folder of the store's file and wakes the
-///   store when its `-wal` is written, by any process. A wake-up while a check is already queued adds
+/// - **Woken** (Linux): the ``FileChangeMonitor`` watches the store's `-wal` file (or, while it does not
+///   exist, the store's folder) and wakes the store when the `-wal` is written, by any process. A wake-up while a check is already queued adds
 ///   nothing, so a burst of commits costs one check. The write of the WAL frames comes *before* the
 ///   commit is visible (the writer then syncs them and publishes the commit in the `-shm`, which raises
 ///   no event), so a check that finds nothing new is repeated after 1, 2, 4 … 256 ms, until one finds
@@ -40,6 +40,8 @@ final class StoreBackgroundWork: Sendable {
   /// How often each trigger ran the check, and whether the file is watched (for tests and the log).
   struct Statistics: Sendable, Equatable {
     var isWatching = false
+    /// Whether the watch is on the `-wal` file itself rather than on the folder.
+    var watchesFile = false
     /// Checks a wake-up or its follow-ups ran.
     var wokenChecks = 0
     /// Checks the repeating timer ran.
@@ -83,14 +85,24 @@ final class StoreBackgroundWork: Sendable {
     state.withLock { $0.work = work }
     var isWatching = false
     if watchesFiles, let path, let monitor = FileChangeMonitor.shared {
-      let watched = monitor.watch(
-        folder: POSIX.parentFolder(of: path), names: [POSIX.lastComponent(of: path) + "-wal"],
-        wake: { [weak self] in self?.wake() }, lost: { [weak self] in self?.watchLost() })
+      let wake: @Sendable () -> Void = { [weak self] in self?.wake() }
+      let lost: @Sendable () -> Void = { [weak self] in self?.watchLost() }
+      // The -wal itself when it exists (the store's open connection keeps it): a folder watch costs
+      // milliseconds to add in a folder of thousands of files.
+      var watchesFile = true
+      var watched = monitor.watch(file: path + "-wal", wake: wake, lost: lost)
+      if case .failure = watched {
+        watchesFile = false
+        watched = monitor.watch(
+          folder: POSIX.parentFolder(of: path), names: [POSIX.lastComponent(of: path) + "-wal"],
+          wake: wake, lost: lost)
+      }
       if case .success(let token) = watched {
         isWatching = state.withLock { state in
           guard state.work != nil else { return false }
           state.watchToken = token
           state.statistics.isWatching = true
+          state.statistics.watchesFile = watchesFile
           return true
         }
         if !isWatching { monitor.stopWatching(token) }
