@@ -8,8 +8,13 @@ extension PLDTool {
       abstract: "Check SQLite integrity, that every payload is valid JSON and that versions have no gaps.",
       discussion: """
         Prints ok and exits 0 when all is well; lists the problems and exits 1 otherwise. Either way it \
-        then lists the value schema versions stored per key (with how many versions have each).
+        then lists the value schema versions stored per key (with how many versions have each); for a \
+        store of more than \(keyLinesLimit) keys, how many keys and versions have each schema version, \
+        and the keys that hold several (--json lists every key).
         """)
+
+    /// Up to this many keys, the schema versions are listed key by key.
+    static let keyLinesLimit = 20
 
     @OptionGroup var options: DatabaseOptions
 
@@ -39,9 +44,43 @@ extension PLDTool {
             "\(HumanFormat.count(report.problems.count, "problem")) found in \(TerminalText.quoted(options.database))."
           )
         }
-        for key in report.schemaVersions { console.writeLine(Self.schemaLine(key)) }
+        Self.schemaLines(report.schemaVersions).forEach(console.writeLine)
       }
       if !report.isOK { throw ExitCode.failure }
+    }
+
+    /// One line per key for a small store; for a larger one, one line per schema version, then the keys
+    /// holding several schema versions (at most ``keyLinesLimit`` of them).
+    ///
+    /// ```
+    /// schema version 1: 19998 keys, 20010 versions
+    /// schema version 2: 2 keys, 54 versions
+    /// keys holding several schema versions: 2
+    /// schema versions of key "settings": 1 (4 versions), 2 (9 versions)
+    /// ```
+    static func schemaLines(_ keys: [KeySchemaVersions]) -> [String] {
+      guard keys.count > keyLinesLimit else { return keys.map(schemaLine) }
+      var keysOf: [Int: Int] = [:]
+      var versionsOf: [Int: Int] = [:]
+      for key in keys {
+        for (schema, count) in key.versionCounts {
+          keysOf[schema, default: 0] += 1
+          versionsOf[schema, default: 0] += count
+        }
+      }
+      var lines = keysOf.keys.sorted().map { schema in
+        "schema version \(schema): \(HumanFormat.count(keysOf[schema] ?? 0, "key")), "
+          + HumanFormat.count(versionsOf[schema] ?? 0, "version")
+      }
+      let mixed = keys.filter { $0.versionCounts.count > 1 }
+      if !mixed.isEmpty {
+        lines.append("keys holding several schema versions: \(mixed.count)")
+        lines += mixed.prefix(keyLinesLimit).map(schemaLine)
+        if mixed.count > keyLinesLimit {
+          lines.append("… and \(mixed.count - keyLinesLimit) more (--json lists every key)")
+        }
+      }
+      return lines
     }
 
     /// `schema versions of key "settings": 1 (4 versions), 2 (9 versions)`.

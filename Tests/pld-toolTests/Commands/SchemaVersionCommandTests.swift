@@ -68,6 +68,30 @@ private struct LabelV2: PersistentValue, Equatable {
     #expect(table.dropFirst().first?.split(separator: " ").suffix(2) == ["2", "-"], "\(table)")
   }
 
+  /// Past 20 keys, `verify` counts keys and versions per schema version and lists only the keys that hold
+  /// several; `--json` still lists every key.
+  @Test func verifySummarizesTheSchemaVersionsOfALargeStore() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try Self.makeStore(directory)
+    _ = try directory.makeStore("app.db") { store in
+      for index in 0..<24 { try store.liveData("plain-\(index)", default: 0).set(index) }
+    }
+    let result = runInProcess(["verify", path])
+    #expect(result.status == 0, "\(result)")
+    #expect(
+      result.stdout == """
+        ok (26 keys, 27 versions)
+        schema version 1: 26 keys, 26 versions
+        schema version 2: 1 key, 1 version
+        keys holding several schema versions: 1
+        schema versions of key label: 1 (1 version), 2 (1 version)
+
+        """)
+    let json = try #require(try runInProcess(["verify", path, "--json"]).json() as? [String: Any])
+    #expect((json["schemaVersions"] as? [[String: Any]])?.count == 26)
+  }
+
   @Test func verifyReportsTheSchemaVersionsPresentPerKey() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
