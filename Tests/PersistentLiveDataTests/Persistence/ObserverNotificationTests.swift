@@ -126,6 +126,54 @@ extension Persistence {
         "delivered in order, each at most once: \(seen.map(\.delivered))")
     }
 
+    /// A transaction off the main actor that writes several keys: once the main actor has run the
+    /// deliveries it scheduled (one job for the commit), every key's observer has its key's new value,
+    /// exactly once, in the order the keys were written; a key released before that job runs is not
+    /// kept alive by it.
+    @Test func aTransactionOfSeveralKeysOffTheMainActorDeliversEachOnce() async throws {
+      let store = try PersistentStore.inMemory()
+      let keys = ["a", "b", "c", "d"]
+      let values = try keys.map { try store.liveData($0, default: 0) }
+      let order = DeliveryRecorder<String>()
+      let observers = zip(keys, values).map { key, value in
+        value.observeForever(receiveCurrent: false) { delivered in order.record("\(key)=\(delivered)") }
+      }
+      defer { observers.forEach { $0.cancel() } }
+      // The transaction runs on another thread while the main actor is held, so that the deliveries it
+      // schedules cannot run before the checks.
+      let releasedBeforeDelivery = Self.whileHoldingTheMainActor {
+        let released = WeakLiveData()
+        try store.transaction {
+          for (index, value) in values.enumerated() { try value.set(index + 1) }
+          let temporary = try store.liveData("temporary", default: 0)
+          try temporary.set(9)
+          released.value = temporary
+        }
+        return released.value == nil
+      }
+      #expect(releasedBeforeDelivery == true, "a delivery still to run does not keep its LiveData alive")
+      #expect(order.takePending().isEmpty, "nothing is delivered before the main actor runs")
+      // Yielding the main actor lets the delivery job, enqueued before, run.
+      #expect(await eventually { order.all.count >= 4 })
+      #expect(order.takePending() == ["a=1", "b=2", "c=3", "d=4"])
+      for _ in 0..<5 { await Task.yield() }
+      #expect(order.takePending().isEmpty, "each key's value was delivered once")
+    }
+
+    /// Runs `body` on another thread and waits for it, holding the main actor meanwhile; nil if it threw.
+    static func whileHoldingTheMainActor<Result: Sendable>(
+      _ body: @escaping @Sendable () throws -> Result
+    ) -> Result? {
+      let outcome = Locked<Result?>(nil)
+      let done = DispatchSemaphore(value: 0)
+      DispatchQueue.global().async {
+        outcome.withLock { $0 = try? body() }
+        done.signal()
+      }
+      done.wait()
+      return outcome.withLock { $0 }
+    }
+
     @Test func failedSetsFromAnotherThreadAreNeverDelivered() async throws {
       let folder = try TemporaryDirectory()
       let store = try PersistentStore(path: folder.path("store.db"))
@@ -269,4 +317,9 @@ extension Persistence {
       delivered.expect(["persisted"])
     }
   }
+}
+
+/// A weak reference a test task may set (written once, read after the task ended).
+private final class WeakLiveData: @unchecked Sendable {
+  weak var value: PersistentLiveData<Int>?
 }
