@@ -10,6 +10,9 @@ struct Profile: Codable, Sendable, Equatable {
   var tags: [String]
 
   /// A profile that differs from its neighbours, so every write encodes a different value.
+  /// The key of the `index`th profile in the stores the restore and open groups write.
+  static func key(_ index: Int) -> String { "profile.\(index)" }
+
   static func sample(_ index: Int) -> Profile {
     Profile(
       id: 100_000 + index, name: "Ada Lovelace", email: "ada.l@example.com",

@@ -85,21 +85,10 @@ struct OpenBenchmark {
 
   /// Writes the store file of `keys` keys, one version each, through the library, in 10 transactions.
   private func makeStore() throws -> String {
-    let path = try scratch.freshFile("open-\(keys).db")
-    let store = try PersistentStore(path: path, options: StoreOptions(durability: .normal))
-    let batch = max(1, keys / 10)
-    for start in stride(from: 0, to: keys, by: batch) {
-      try store.transaction {
-        for index in start..<min(start + batch, keys) {
-          try store.liveData(Self.key(index), default: Profile.sample(0)).set(Profile.sample(index))
-        }
-      }
-    }
-    try store.close()
-    return path
+    try scratch.profileStore(named: "open-\(keys).db", keys: keys, transactions: 10)
   }
 
-  private static func key(_ index: Int) -> String { "profile.\(index)" }
+  private static func key(_ index: Int) -> String { Profile.key(index) }
 
   /// The keys read: the first, the middle and the last written.
   private var readIndices: [Int] { [0, keys / 2, keys - 1] }

@@ -66,18 +66,10 @@ struct RestoreBenchmark {
 
   /// Writes a store file of `keys` keys, one version each, through the library.
   private func makeStore(keys: Int) throws -> String {
-    let path = try scratch.freshFile("restore-\(keys).db")
-    let store = try PersistentStore(path: path, options: StoreOptions(durability: .normal))
-    try store.transaction {
-      for index in 0..<keys {
-        try store.liveData(Self.key(index), default: Profile.sample(0)).set(Profile.sample(index))
-      }
-    }
-    try store.close()
-    return path
+    try scratch.profileStore(named: "restore-\(keys).db", keys: keys, transactions: 1)
   }
 
-  private static func key(_ index: Int) -> String { "profile.\(index)" }
+  private static func key(_ index: Int) -> String { Profile.key(index) }
 
   /// Restores the file once; returns the nanoseconds it took (closing excluded).
   private func restore(path: String, keys: Int, _ contender: Contender) throws -> Double {

@@ -1,4 +1,5 @@
 import Foundation
+import PersistentLiveData
 
 /// A fresh folder under the system's temporary directory (a real disk, not /dev/shm), removed when
 /// the benchmark is done with it. Each contender gets its own database file in it.
@@ -42,5 +43,24 @@ final class ScratchDirectory {
 
   struct ScratchError: Error, CustomStringConvertible {
     let description: String
+  }
+}
+
+extension ScratchDirectory {
+  /// A fresh store file `name` holding `keys` keys (``Profile/key(_:)``), one ``Profile`` version each,
+  /// written through the library (`.normal`) in `transactions` transactions; closed.
+  func profileStore(named name: String, keys: Int, transactions: Int) throws -> String {
+    let path = try freshFile(name)
+    let store = try PersistentStore(path: path, options: StoreOptions(durability: .normal))
+    let batch = max(1, (keys + transactions - 1) / max(1, transactions))
+    for start in stride(from: 0, to: keys, by: batch) {
+      try store.transaction {
+        for index in start..<min(start + batch, keys) {
+          try store.liveData(Profile.key(index), default: Profile.sample(0)).set(Profile.sample(index))
+        }
+      }
+    }
+    try store.close()
+    return path
   }
 }

@@ -62,10 +62,10 @@ extension StoreInspector {
         if hasValuesTable {
           // A damaged page the counts run into leaves them unknown; the rest of the summary still says
           // what the file is and where it is damaged.
-          keyCount = try Self.unlessDamaged(lines) {
+          keyCount = try Self.unlessDamaged(lines != ["ok"]) {
             Int(try connection.scalarInt64("SELECT count(*) FROM (\(InspectionSQL.keys))") ?? 0)
           }
-          rowCount = try Self.unlessDamaged(lines) {
+          rowCount = try Self.unlessDamaged(lines != ["ok"]) {
             Int(try connection.scalarInt64("SELECT count(*) FROM pld_values") ?? 0)
           }
         }
@@ -91,12 +91,12 @@ extension StoreInspector {
     return lines
   }
 
-  /// `body`'s result, or nil when it fails on a damaged page of a file whose `quick_check` (`lines`)
-  /// found damage.
-  static func unlessDamaged<Result>(_ lines: [String], _ body: () throws -> Result) throws -> Result? {
+  /// `body`'s result, or nil when it fails on a damaged page of a file whose integrity check found
+  /// damage (`isDamaged`); on a sound file the failure is thrown.
+  static func unlessDamaged<Result>(_ isDamaged: Bool, _ body: () throws -> Result) throws -> Result? {
     do {
       return try body()
-    } catch let error as SQLiteError where error.isCorrupt && lines != ["ok"] {
+    } catch let error as SQLiteError where error.isCorrupt && isDamaged {
       return nil
     }
   }

@@ -85,7 +85,7 @@ extension StoreInspector {
           return VerificationReport(keyCount: 0, rowCount: 0, problems: problems)
         }
         let damaged = !problems.isEmpty
-        let total = try Self.unlessDamaged(damaged ? ["damaged"] : ["ok"]) {
+        let total = try Self.unlessDamaged(damaged) {
           Int(try connection.scalarInt64(InspectionSQL.rowCount) ?? 0)
         }
         guard let total else {
@@ -99,7 +99,7 @@ extension StoreInspector {
         var rowCount = 0
         var previous: (key: String, version: Int64)?
         while true {
-          guard let stepped = try Self.unlessDamaged(damaged ? ["damaged"] : ["ok"], { try scan.step() })
+          guard let stepped = try Self.unlessDamaged(damaged, { try scan.step() })
           else {
             problems.append(
               .integrity(message: "the versions after \(rowCount) could not be read past the damage above"))

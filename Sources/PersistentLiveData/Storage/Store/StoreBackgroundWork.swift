@@ -5,8 +5,8 @@ internal import Foundation
 /// (`checkpointIfIdle()`).
 ///
 /// - **Woken** (Linux): the ``FileChangeMonitor`` watches the store's `-wal` file (or, while it does not
-///   exist, the store's folder) and wakes the store when the `-wal` is written, by any process. A wake-up while a check is already queued adds
-///   nothing, so a burst of commits costs one check. The write of the WAL frames comes *before* the
+///   exist, the store's folder) and wakes the store when the `-wal` is written, by any process. A
+///   wake-up while a check is already queued adds nothing, so a burst of commits costs one check. The write of the WAL frames comes *before* the
 ///   commit is visible (the writer then syncs them and publishes the commit in the `-shm`, which raises
 ///   no event), so a check that finds nothing new is repeated after 1, 2, 4 … 256 ms, until one finds
 ///   a commit or a new wake-up starts the series again. A slow poll (the *safety net*,

@@ -131,13 +131,7 @@ final class StoreDatabase: Sendable {
   ///
   /// - Throws: ``PersistentLiveDataError/storeClosed(path:)`` after ``close()``, or what `body` throws.
   func withConnection<Result>(_ body: (SQLiteConnection, WriterState) throws -> Result) throws -> Result {
-    do {
-      return try writer.sync(body)
-    } catch is SerializedConnection<WriterState>.Closed {
-      throw PersistentLiveDataError.storeClosed(path: path)
-    } catch {
-      throw StoreErrors.map(error, path: displayPath)
-    }
+    try mappingErrors { try writer.sync(body) }
   }
 
   /// Runs the read-only `body` like ``withConnection(_:)``, in the connection's read window
@@ -146,8 +140,13 @@ final class StoreDatabase: Sendable {
   func withConnectionInReadWindow<Result>(
     _ body: (SQLiteConnection, WriterState) throws -> Result
   ) throws -> Result {
+    try mappingErrors { try writer.syncInReadWindow(body) }
+  }
+
+  /// `body`'s result, or its error as a ``PersistentLiveDataError`` naming the file.
+  private func mappingErrors<Result>(_ body: () throws -> Result) throws -> Result {
     do {
-      return try writer.syncInReadWindow(body)
+      return try body()
     } catch is SerializedConnection<WriterState>.Closed {
       throw PersistentLiveDataError.storeClosed(path: path)
     } catch {
