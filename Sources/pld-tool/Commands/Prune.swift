@@ -37,11 +37,13 @@ extension PLDTool {
       let store = try StoreAccess.store(options.database, ifMissing: .fail)
       let progress = Progress("pruning", total: keys.count)
       var outcome = PruneOutcome()
+      var keysPruned = 0
       do {
         // One transaction per key: each key is pruned completely or not at all.
         for key in keys {
           let pruned = try store.prune(key: key, keep: keep)
           outcome.deleted += pruned.deleted
+          if pruned.deleted > 0 { keysPruned += 1 }
           outcome.keptByRetention.merge(pruned.keptByRetention) { $1 }
           progress.advance()
         }
@@ -51,10 +53,11 @@ extension PLDTool {
         throw error
       }
       try store.close()
-      report(outcome, keyCount: keys.count)
+      report(outcome, keysPruned: keysPruned, keyCount: keys.count)
     }
 
-    private func report(_ outcome: PruneOutcome, keyCount: Int) {
+    /// `keysPruned`: how many of the `keyCount` keys considered lost versions.
+    private func report(_ outcome: PruneOutcome, keysPruned: Int, keyCount: Int) {
       let console = Console.current
       let protected = outcome.keptByRetention.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
       if options.json {
@@ -63,6 +66,8 @@ extension PLDTool {
             .init("key", key.map(JSONValue.string) ?? .null),
             .init("keep", keep.map(JSONValue.integer) ?? .null),
             .init("deleted", .integer(outcome.deleted)),
+            .init("keysPruned", .integer(keysPruned)),
+            .init("keysConsidered", .integer(keyCount)),
             .init(
               "keptByRetention",
               .object(protected.map { .init($0.key, RetentionText.json($0.value)) })),
@@ -70,6 +75,13 @@ extension PLDTool {
         return
       }
       let deletedVersions = HumanFormat.count(outcome.deleted, "version")
+      // Across keys: how many of them lost versions, and how many were looked at.
+      let fromKeys =
+        outcome.deleted == 0
+        ? "of \(HumanFormat.count(keyCount, "key"))"
+        : keysPruned == keyCount
+          ? "from \(keyCount == 1 ? "the only key" : "all \(keyCount) keys")"
+          : "from \(keysPruned) of \(HumanFormat.count(keyCount, "key"))"
       switch (key, keep) {
       case (let key?, let keep?) where outcome.keptByRetention.isEmpty:
         console.writeLine(
@@ -79,11 +91,11 @@ extension PLDTool {
         console.writeLine("Deleted \(deletedVersions) of key \(TerminalText.key(key)).")
       case (nil, let keep?):
         console.writeLine(
-          "Deleted \(deletedVersions) of \(HumanFormat.count(keyCount, "key")); kept the newest \(keep) "
+          "Deleted \(deletedVersions) \(fromKeys); kept the newest \(keep) "
             + "of each\(protected.isEmpty ? "" : " (more where a key's retention says so)").")
       case (nil, nil):
         console.writeLine(
-          "Deleted \(deletedVersions) of \(HumanFormat.count(keyCount, "key")) by their recorded retention.")
+          "Deleted \(deletedVersions) \(fromKeys) by their recorded retention.")
       }
       for (key, retention) in protected {
         console.writeLine(

@@ -134,16 +134,52 @@ import Testing
     #expect(throws: InspectionError.unknownKey(path: path, key: "zz")) {
       try inspector.row(key: "zz", version: 1)
     }
-    let pruned = InspectionError.unknownVersion(path: path, key: "a", version: 1, oldest: 3, latest: 4)
+    let pruned = InspectionError.unknownVersion(
+      path: path, key: "a", version: 1, oldest: 3, latest: 4, removedAt: nil)
     #expect(throws: pruned) { try inspector.row(key: "a", version: 1) }
     #expect(
       pruned.description == "Version 1 of key \"a\" in \"\(path)\" has been pruned; the oldest kept is 3.")
-    let future = InspectionError.unknownVersion(path: path, key: "a", version: 9, oldest: 3, latest: 4)
+    let future = InspectionError.unknownVersion(
+      path: path, key: "a", version: 9, oldest: 3, latest: 4, removedAt: nil)
     #expect(throws: future) { try inspector.row(key: "a", version: 9) }
     #expect(future.description == "Version 9 of key \"a\" in \"\(path)\" does not exist; the latest is 4.")
     #expect(
       InspectionError.unknownKey(path: "x.db", key: "\u{1B}[2J").description
         == "Key \"\\u{1B}[2J\" is not stored in \"x.db\".")
+  }
+
+  @Test func namesTheDeletionForVersionsADeletedKeyLost() throws {
+    let directory = try TemporaryDirectory("inspector")
+    let path = try makeStore(directory)
+    let store = try PersistentStore(path: path)
+    try store.removeKey("b")  // versions 1 and 2 go; the deletion takes version 3
+    try store.liveData("b", default: 0).set(30)  // version 4
+    _ = try store.prune(key: "a", keep: 2)  // a: 1 and 2 pruned, never deleted
+    try store.close()
+    let inspector = try StoreInspector(path: path)
+    defer { inspector.close() }
+
+    #expect(try inspector.removalVersion(of: "b") == 3)
+    #expect(try inspector.removalVersion(of: "a") == nil)
+    let lost = InspectionError.unknownVersion(
+      path: path, key: "b", version: 2, oldest: 4, latest: 4, removedAt: 3)
+    #expect(throws: lost) { try inspector.row(key: "b", version: 2) }
+    #expect(
+      lost.description
+        == "Version 2 of key \"b\" in \"\(path)\" was deleted with the key at version 3; the oldest kept is 4."
+    )
+    let deletion = InspectionError.unknownVersion(
+      path: path, key: "b", version: 3, oldest: 4, latest: 4, removedAt: 3)
+    #expect(throws: deletion) { try inspector.row(key: "b", version: 3) }
+    #expect(
+      deletion.description
+        == "Version 3 of key \"b\" in \"\(path)\" holds no value: the key was deleted at that version; the oldest kept is 4."
+    )
+    // A pruned version of a key never deleted is still called pruned.
+    #expect(
+      throws: InspectionError.unknownVersion(
+        path: path, key: "a", version: 1, oldest: 3, latest: 4, removedAt: nil)
+    ) { try inspector.row(key: "a", version: 1) }
   }
 
   @Test func verifyFindsDamagedPayloadsAndGaps() throws {

@@ -58,7 +58,7 @@ import Testing
     #expect(
       result.stdout
         == """
-        Deleted 16 versions of 3 keys; kept the newest 1 of each (more where a key's retention says so).
+        Deleted 16 versions from 2 of 3 keys; kept the newest 1 of each (more where a key's retention says so).
         Key flags kept every version: its recorded retention.
         Key heartbeat kept the newest 3 versions: its recorded retention.
 
@@ -68,6 +68,8 @@ import Testing
     let one = runInProcess(["prune", path, "flags", "--keep", "2", "--json"])
     let outcome = try #require(try one.json() as? [String: Any])
     #expect(outcome["deleted"] as? Int == 0)
+    #expect(outcome["keysPruned"] as? Int == 0)
+    #expect(outcome["keysConsidered"] as? Int == 1)
     #expect((outcome["keptByRetention"] as? [String: Any])?["flags"] as? String == "all")
     #expect(try Self.versions(path)["flags"] == 10)
   }
@@ -93,7 +95,7 @@ import Testing
     #expect(
       result
         == CommandResult(
-          stdout: "Deleted 6 versions of 2 keys by their recorded retention.\n", stderr: "", status: 0))
+          stdout: "Deleted 6 versions from 1 of 2 keys by their recorded retention.\n", stderr: "", status: 0))
     #expect(try Self.versions(path) == ["counter": 10, "heartbeat": 4])
   }
 }

@@ -141,7 +141,7 @@ import Testing
     #expect(
       runInProcess(["prune", path, "--keep", "2"])
         == CommandResult(
-          stdout: "Deleted 2 versions of 3 keys; kept the newest 2 of each.\n", stderr: "", status: 0))
+          stdout: "Deleted 2 versions from 2 of 3 keys; kept the newest 2 of each.\n", stderr: "", status: 0))
   }
 
   @Test func pruneRefusesKeepZeroAsAUsageError() throws {

@@ -19,7 +19,10 @@ package enum InspectionError: Error, CustomStringConvertible, Equatable, Sendabl
   /// No version of `key` is stored in the file.
   case unknownKey(path: String, key: String)
   /// `version` of `key` is not stored: never written (above `latest`), pruned (below `oldest`) or missing.
-  case unknownVersion(path: String, key: String, version: Int64, oldest: Int64, latest: Int64)
+  /// `removedAt` is the version the key's last deletion took, if it was deleted (it and every version
+  /// below it are gone with that deletion).
+  case unknownVersion(
+    path: String, key: String, version: Int64, oldest: Int64, latest: Int64, removedAt: Int64?)
   /// The stored payload of `version` of `key` is not valid JSON.
   case invalidPayload(path: String, key: String, version: Int64)
 
@@ -36,7 +39,7 @@ package enum InspectionError: Error, CustomStringConvertible, Equatable, Sendabl
     case .unknownKey(let path, let key):
       return
         "Key \(EscapedText.quotedForMessage(key)) is not stored in \(EscapedText.quotedForMessage(path))."
-    case .unknownVersion(let path, let key, let version, let oldest, let latest):
+    case .unknownVersion(let path, let key, let version, let oldest, let latest, let removedAt):
       let subject =
         "Version \(version) of key \(EscapedText.quotedForMessage(key)) in \(EscapedText.quotedForMessage(path))"
       if version < 1 {
@@ -44,6 +47,12 @@ package enum InspectionError: Error, CustomStringConvertible, Equatable, Sendabl
       }
       if version > latest {
         return "\(subject) does not exist; the latest is \(latest)."
+      }
+      if let removedAt, version == removedAt {
+        return "\(subject) holds no value: the key was deleted at that version; the oldest kept is \(oldest)."
+      }
+      if let removedAt, version < removedAt {
+        return "\(subject) was deleted with the key at version \(removedAt); the oldest kept is \(oldest)."
       }
       if version < oldest {
         return "\(subject) has been pruned; the oldest kept is \(oldest)."

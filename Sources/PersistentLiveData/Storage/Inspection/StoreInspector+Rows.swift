@@ -33,7 +33,7 @@ extension StoreInspector {
   /// ```swift
   /// let third = try inspector.row(key: "settings", version: 3)
   /// ```
-  /// - Throws: ``InspectionError/unknownKey(path:key:)``, ``InspectionError/unknownVersion(path:key:version:oldest:latest:)``
+  /// - Throws: ``InspectionError/unknownKey(path:key:)``, ``InspectionError/unknownVersion(path:key:version:oldest:latest:removedAt:)``
   ///   when that version was never written or has been pruned, or a ``PersistentLiveDataError``.
   package func row(key: String, version: Int64) throws -> StoredRow {
     guard let range = try versionRange(of: key) else {
@@ -48,9 +48,27 @@ extension StoreInspector {
     }
     guard let row else {
       throw InspectionError.unknownVersion(
-        path: path, key: key, version: version, oldest: range.oldest, latest: range.latest)
+        path: path, key: key, version: version, oldest: range.oldest, latest: range.latest,
+        removedAt: version < range.oldest ? try removalVersion(of: key) : nil)
     }
     return row
+  }
+
+  /// The version the last deletion of `key` took, if it was deleted and written again since (a file
+  /// older than schema version 3 records no deletion).
+  ///
+  /// ```swift
+  /// try inspector.removalVersion(of: "session")   // 6: versions 1…6 went with the deletion
+  /// ```
+  /// - Throws: A ``PersistentLiveDataError`` naming the file.
+  package func removalVersion(of key: String) throws -> Int64? {
+    guard schemaVersion >= 3 else { return nil }
+    return try reading {
+      let statement = try connection.cachedStatement(SQL.removedVersion)
+      defer { statement.reset() }
+      try statement.bind(key, at: 1)
+      return try statement.step() ? statement.int64(0) : nil
+    }
   }
 
   /// The newest version of `key`.
