@@ -16,6 +16,18 @@ extension PersistentStore {
   /// print(to.value, to.version)   // memory has moved once write returns (not yet inside the body)
   /// ```
   ///
+  /// As the whole body of a `Void` task group's `addTask`, discard a returned value with `_ =` (without
+  /// it Swift reports an ambiguous use of `addTask`):
+  ///
+  /// ```swift
+  /// try await withThrowingTaskGroup(of: Void.self) { group in
+  ///   for _ in 0..<16 {
+  ///     group.addTask { _ = try await store.write { try counter.update { $0 += 1 } } }
+  ///   }
+  ///   try await group.waitForAll()
+  /// }
+  /// ```
+  ///
   /// When it returns, the writes are as durable as the store's ``Durability`` promises, ``LiveData/value``
   /// and ``LiveData/version`` have changed, and observers are notified as for a `set` made off the main
   /// actor (one main-actor delivery, coalescing). Calls commit in the order the writer takes them; versions

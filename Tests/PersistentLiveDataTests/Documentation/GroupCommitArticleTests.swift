@@ -26,4 +26,21 @@ import Testing
     #expect(settings.value == Settings(theme: "dark", fontSize: 16))
     #expect(balance == 10 && checking.value == 90 && savings.value == 10)
   }
+
+  /// The task-group example of `PersistentStore.write(_:)`'s documentation: `_ =` makes it compile, and
+  /// sixteen concurrent read-modify-writes lose no increment.
+  @Test func theTaskGroupExampleOfWriteRuns() async throws {
+    let folder = try TemporaryDirectory("article")
+    let store = try PersistentStore(path: folder.path("store.db"))
+    let counter = try store.liveData("counter", default: 0)
+
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for _ in 0..<16 {
+        group.addTask { _ = try await store.write { try counter.update { $0 += 1 } } }
+      }
+      try await group.waitForAll()
+    }
+
+    #expect(counter.value == 16 && counter.version == 16)
+  }
 }
