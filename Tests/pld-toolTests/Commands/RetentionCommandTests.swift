@@ -95,7 +95,8 @@ import Testing
     #expect(
       result
         == CommandResult(
-          stdout: "Deleted 6 versions from 1 of 2 keys by their recorded retention.\n", stderr: "", status: 0))
+          stdout: "Deleted 6 versions from 1 of 2 keys by their recorded retention.\n", stderr: "", status: 0)
+    )
     #expect(try Self.versions(path) == ["counter": 10, "heartbeat": 4])
   }
 }
