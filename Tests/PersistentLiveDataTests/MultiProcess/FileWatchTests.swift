@@ -201,6 +201,54 @@ private func waitUntil(_ limit: Duration = .seconds(10), _ condition: () -> Bool
     try store.close()
   }
 
+  /// While the store writes, the wake-ups of its own commits are folded into one check a millisecond
+  /// later instead of one check each (each took the store's lock from the writer), and another process's
+  /// writes during such a burst still arrive within milliseconds. A store that checked on every own
+  /// write fails the count; one that deferred checks while it keeps writing never gets the child's
+  /// versions.
+  @Test(.enabled(if: canWatch)) func ownWriteBurstsFoldTheirWakeUpsAndStillSeeOtherProcesses() throws {
+    let folder = try TemporaryDirectory()
+    let path = folder.path("burst.db")
+    let store = try PersistentStore(path: path, options: notifiedOnlyOptions())
+    let own = try store.liveData("own", default: 0)
+    let external = try store.liveData("external", default: 0)
+    let statistics = { store.database.backgroundWork?.statistics ?? .init() }
+
+    // Own writes, back to back, on another thread, until the child is done.
+    let writing = Locked(true)
+    let ownWrites = Locked(0)
+    let writer = Thread {
+      while writing.withLock({ $0 }) {
+        if (try? own.set(own.value + 1)) != nil { ownWrites.withLock { $0 += 1 } }
+      }
+    }
+    writer.start()
+    #expect(waitUntil(.seconds(5)) { ownWrites.withLock { $0 } >= 200 })
+
+    let child = try ChildProcess(ChildProcess.testChildPath, ["set-series", path, "external", "5", "20"])
+    var latencies: [Duration] = []
+    for version in 1...5 {
+      #expect(child.readLine() == "ack \(version)")
+      let acknowledged = ContinuousClock.now
+      #expect(waitUntil { external.version >= Int64(version) }, "version \(version) never arrived")
+      latencies.append(ContinuousClock.now - acknowledged)
+    }
+    child.wait()
+    writing.withLock { $0 = false }
+    while !writer.isFinished { usleep(1_000) }
+
+    latencies.sort()
+    let median = latencies[latencies.count / 2]
+    #expect(median < (underSanitizer ? .milliseconds(500) : .milliseconds(20)), "latencies \(latencies)")
+    let writes = ownWrites.withLock { $0 }
+    let counts = statistics()
+    #expect(counts.deferredWakes > 0, "\(counts)")
+    // A check a millisecond at most; under a sanitizer a write itself may take about that long.
+    if !underSanitizer { #expect(counts.wokenChecks * 4 < writes, "\(writes) own writes, \(counts)") }
+    #expect(counts.appliedChecks >= 1, "\(counts)")
+    try store.close()
+  }
+
   // MARK: The fallback, without SQLite
 
   /// The path a store takes when its folder cannot be watched — `ENOSPC` at the user's watch limit

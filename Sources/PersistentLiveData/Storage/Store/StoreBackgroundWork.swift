@@ -48,6 +48,8 @@ final class StoreBackgroundWork: Sendable {
     var polls = 0
     /// How often either found another connection's commit and applied it (holding the store).
     var appliedChecks = 0
+    /// Wake-ups that came while this store was writing and were folded into a deferred check.
+    var deferredWakes = 0
   }
 
   private struct State {
@@ -59,6 +61,10 @@ final class StoreBackgroundWork: Sendable {
     /// Counts wake-ups: a follow-up check of an older one is dropped.
     var wakeGeneration: UInt64 = 0
     var isCheckpointArmed = false
+    /// When this store last committed (`DispatchTime` uptime nanoseconds; 0: never).
+    var lastOwnCommit: UInt64 = 0
+    /// Whether a check deferred by ``wake()`` during this store's own writes is armed.
+    var isDeferredCheckArmed = false
     var statistics = Statistics()
   }
 
@@ -147,15 +153,48 @@ final class StoreBackgroundWork: Sendable {
   /// The delays of the follow-up checks after a wake-up whose check found nothing.
   static let followUpDelays: [Duration] = [1, 2, 4, 8, 16, 32, 64, 128, 256].map { .milliseconds($0) }
 
+  /// How long after this store's own commit a wake-up is deferred: its own writes wake the watch too,
+  /// and a check per write would contend with the writer for the store's lock.
+  static let ownWriteDeferral = DispatchTimeInterval.milliseconds(1)
+  private static let ownWriteDeferralNanoseconds: UInt64 = 1_000_000
+
+  /// Called after each commit of this store (under its lock: only records the time).
+  func noteOwnCommit() {
+    let now = DispatchTime.now().uptimeNanoseconds
+    state.withLock { $0.lastOwnCommit = now }
+  }
+
   /// A watched file was written: check soon, once for any number of wake-ups before the check runs.
+  ///
+  /// While this store writes (it committed less than ``ownWriteDeferral`` ago), the wake-ups its own
+  /// commits cause are folded into one check ``ownWriteDeferral`` later: a burst of writes costs a check
+  /// per millisecond instead of one per write, and another process's commit in the burst is still found
+  /// by that check, at most a millisecond later.
   private func wake() {
-    let schedule = state.withLock { state in
+    let now = DispatchTime.now().uptimeNanoseconds
+    let action = state.withLock { state -> (immediate: Bool, deferred: Bool) in
       state.wakeGeneration &+= 1
-      guard state.work != nil, !state.isCheckQueued else { return false }
+      guard state.work != nil, !state.isCheckQueued else { return (false, false) }
+      if state.lastOwnCommit != 0, now &- state.lastOwnCommit < Self.ownWriteDeferralNanoseconds {
+        state.statistics.deferredWakes += 1
+        guard !state.isDeferredCheckArmed else { return (false, false) }
+        state.isDeferredCheckArmed = true
+        return (false, true)
+      }
       state.isCheckQueued = true
-      return true
+      return (true, false)
     }
-    guard schedule else { return }
+    if action.deferred {
+      queue.asyncAfter(deadline: .now() + Self.ownWriteDeferral) { [weak self] in
+        guard let self else { return }
+        let (work, generation) = state.withLock { state in
+          state.isDeferredCheckArmed = false
+          return (state.work, state.wakeGeneration)
+        }
+        runWokenCheck(work, generation: generation, followUp: 0)
+      }
+    }
+    guard action.immediate else { return }
     queue.async { [weak self] in
       guard let self else { return }
       let (work, generation) = state.withLock { state in

@@ -146,6 +146,7 @@ extension StoreDatabase.WriterState {
   func noteCommit() {
     checkpoints.noteCommit()
     changeCount &+= 1
+    onOwnCommit?()
     if checkpoints.isPending { onCheckpointPending?() }
     if !isWALSyncScheduled, let scheduleWALSync {
       isWALSyncScheduled = true

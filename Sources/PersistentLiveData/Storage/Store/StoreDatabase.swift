@@ -41,6 +41,9 @@ final class StoreDatabase: Sendable {
     var checkpoints = CheckpointSchedule()
     /// Called by a commit after which a background checkpoint is pending (it arms a timer).
     var onCheckpointPending: (@Sendable () -> Void)?
+    /// Called by every commit of this store: its background work defers the wake-ups its own writes
+    /// cause.
+    var onOwnCommit: (@Sendable () -> Void)?
     /// Under ``Durability/normal``: arms the background sync of the WAL (``StoreOptions/walSyncInterval``)
     /// after a commit; nil when there is none.
     var scheduleWALSync: (@Sendable () -> Void)?
@@ -79,6 +82,7 @@ final class StoreDatabase: Sendable {
         pollInterval: interval, safetyNetInterval: options.externalChangeSafetyNetInterval,
         checkpointPause: Self.backgroundCheckpointPause)
       state.onCheckpointPending = { [weak work] in work?.checkpointSoon() }
+      state.onOwnCommit = { [weak work] in work?.noteOwnCommit() }
       backgroundWork = work
     } else {
       backgroundWork = nil
