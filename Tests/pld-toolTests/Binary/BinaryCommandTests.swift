@@ -123,7 +123,7 @@ import Testing
     #expect(
       try run(["prune", path, "--keep", "1"])
         == CommandResult(
-          stdout: "Deleted 8 versions of 4 keys; kept the newest 1 of each.\n", stderr: "", status: 0))
+          stdout: "Deleted 8 versions from 3 of 4 keys; kept the newest 1 of each.\n", stderr: "", status: 0))
     let file = try directory.write(#"{"key":"imported","value":[1,2,3]}"# + "\n", to: "in.jsonl")
     #expect(
       try run(["import", path, file])
