@@ -255,7 +255,8 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
       let oneLine = detail.split(whereSeparator: \.isNewline).joined(separator: "; ")
       return "\(EscapedText.quotedForMessage(path)) is a damaged database (\(oneLine)); nothing was written "
         + "over the damage. Check the whole file with `pld-tool verify`; restore a backup, or recover what "
-        + "is readable with `sqlite3 FILE .recover`."
+        + "is readable with `pld-tool export FILE --salvage > rows.jsonl`, then "
+        + "`pld-tool import NEW rows.jsonl --create`."
     case .notADatabase(let path):
       return "\(EscapedText.quotedForMessage(path)) is not an SQLite database; it was left untouched."
     case .foreignDatabase(let path):

@@ -9,13 +9,22 @@ extension PLDTool {
       discussion: """
         One JSON object per line: {"key", "version", "writtenAt", "size", "schemaVersion", "value"}, \
         schemaVersion being the value schema version the version was written with. The output is JSON \
-        Lines with or without --json. The rows come from one snapshot of the file.
+        Lines with or without --json. The rows come from one snapshot of the file. A damaged page stops \
+        the export with an error; --salvage exports what can be read around it.
         """)
 
     @OptionGroup var options: DatabaseOptions
 
     @Argument(help: "Export only this key.")
     var key: String?
+
+    @Flag(
+      help: """
+        On a damaged file, export every row that can still be read — before the damage and after it — \
+        and say on standard error which rows could not be read (exit status 1 then). Import the output \
+        into a new store to recover it.
+        """)
+    var salvage = false
 
     func run() throws {
       let inspector = try StoreAccess.inspector(options.database)
@@ -25,10 +34,26 @@ extension PLDTool {
       let progress = Progress(
         "exporting", total: console.isErrorTerminal ? try inspector.rowCount(key: key) : 0)
       defer { progress.finish() }
-      try inspector.forEachRow(key: key) { row in
+      guard salvage else {
+        try inspector.forEachRow(key: key) { row in
+          console.writeLine(RowOutput(row).json.compact)
+          progress.advance()
+        }
+        return
+      }
+      var exported = 0
+      let unreadable = try inspector.salvageRows(key: key) { row in
         console.writeLine(RowOutput(row).json.compact)
+        exported += 1
         progress.advance()
       }
+      guard !unreadable.isEmpty else { return }
+      progress.finish()
+      let gaps = unreadable.map { "\($0) could not be read (\($0.detail))" }.joined(separator: "; ")
+      throw CommandError(
+        "Exported \(HumanFormat.count(exported, "version")) that could be read from "
+          + "\(TerminalText.quoted(options.database)); \(gaps). Import the output into a new store "
+          + "(pld-tool import NEW.db FILE --create); a backup may hold the rest.")
     }
   }
 }

@@ -1,0 +1,108 @@
+/// Reading what a damaged file still holds (`pld-tool export --salvage`).
+///
+/// A damaged page stops a scan of `pld_values` where it lies: an ordinary export gives nothing past it.
+/// A salvage reads forward from the first row until it meets damage, then backward from the last row
+/// until it meets damage again, and reports the rows between the two as unreadable. With one damaged
+/// page only the rows of that page are lost; with several, the rows between the first and the last
+/// damage are reported as not reached (they may be partly readable, which `sqlite3 .recover` or a backup
+/// would tell).
+///
+/// ```swift
+/// let gaps = try inspector.salvageRows { row in export(row) }
+/// for gap in gaps { print(gap) }   // the rows between key "a" version 3 and key "c" version 1 …
+/// ```
+extension StoreInspector {
+  /// A stretch of rows a salvage could not read, between the last row read before it and the first row
+  /// read after it (nil: the start or the end of the rows).
+  package struct UnreadableRows: Sendable, Equatable, CustomStringConvertible {
+    package let after: (key: String, version: Int64)?
+    package let before: (key: String, version: Int64)?
+    /// What SQLite reported at the damage.
+    package let detail: String
+
+    package static func == (lhs: Self, rhs: Self) -> Bool {
+      lhs.after?.key == rhs.after?.key && lhs.after?.version == rhs.after?.version
+        && lhs.before?.key == rhs.before?.key && lhs.before?.version == rhs.before?.version
+        && lhs.detail == rhs.detail
+    }
+
+    /// "the rows after key "a" version 3 and before key "c" version 1".
+    package var description: String {
+      func name(_ position: (key: String, version: Int64)) -> String {
+        "key \(EscapedText.quotedForMessage(position.key)) version \(position.version)"
+      }
+      switch (after, before) {
+      case (let after?, let before?): return "the rows after \(name(after)) and before \(name(before))"
+      case (let after?, nil): return "the rows after \(name(after))"
+      case (nil, let before?): return "the rows before \(name(before))"
+      case (nil, nil): return "every row"
+      }
+    }
+  }
+
+  /// Calls `body` with every row of `key` (or of every key) that can be read, by key then version,
+  /// reading past damaged pages as the type's documentation says, and returns what could not be read
+  /// (empty for a sound file, where it reads exactly what ``forEachRow(key:_:)`` does).
+  ///
+  /// - Throws: What `body` throws, or an error other than damage (an I/O error, a closed inspector).
+  package func salvageRows(key: String? = nil, _ body: (StoredRow) throws -> Void) throws -> [UnreadableRows]
+  {
+    guard hasValuesTable else { return [] }
+    return try reading {
+      try inReadTransaction {
+        var last: (key: String, version: Int64)?
+        let forward = try scan(key: key, descending: false) { row in
+          try body(row)
+          last = (row.key, row.version)
+          return true
+        }
+        guard let damage = forward else { return [] }
+        // From the end back to the damage; the rows come newest first, and are given in order.
+        var tail: [StoredRow] = []
+        let backward = try scan(key: key, descending: true) { row in
+          if let last, !Self.isAfter(row, last) { return false }
+          tail.append(row)
+          return true
+        }
+        for row in tail.reversed() { try body(row) }
+        let first = tail.last.map { (key: $0.key, version: $0.version) }
+        let detail = backward.map { $0 == damage ? damage : "\(damage); \($0)" } ?? damage
+        return [UnreadableRows(after: last, before: first, detail: detail)]
+      }
+    }
+  }
+
+  /// Whether `row` comes after `position` in the table's order: keys by their bytes (SQLite's BINARY
+  /// collation, not Swift's string order), then versions.
+  private static func isAfter(_ row: StoredRow, _ position: (key: String, version: Int64)) -> Bool {
+    if row.key == position.key { return row.version > position.version }
+    return position.key.utf8.lexicographicallyPrecedes(row.key.utf8)
+  }
+
+  /// Steps through the rows of `key` (or all) in one direction while `visit` returns true; returns
+  /// SQLite's words if a damaged page stopped it, nil if it ended. Other errors are thrown.
+  private func scan(
+    key: String?, descending: Bool, _ visit: (StoredRow) throws -> Bool
+  ) throws -> String? {
+    let order = descending ? "DESC" : ""
+    let filter = key == nil ? "" : "WHERE key = ?1"
+    let statement = try connection.prepare(
+      """
+      SELECT key, version, written_at, payload, \(schemaVersionColumn) FROM pld_values \(filter)
+      ORDER BY key \(order), version \(order)
+      """)
+    defer { statement.finalize() }
+    if let key { try statement.bind(key, at: 1) }
+    do {
+      while try statement.step() {
+        let row = StoredRow(
+          key: statement.text(0), version: statement.int64(1), writtenAtMilliseconds: statement.int64(2),
+          payload: statement.data(3), schemaVersion: Int(clamping: statement.int64(4)))
+        if try !visit(row) { return nil }
+      }
+      return nil
+    } catch let error as SQLiteError where error.isCorrupt {
+      return error.message
+    }
+  }
+}
