@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import PersistentLiveData
 import PersistentLiveDataPostgres
 import PersistentLiveDataPostgresTesting
@@ -103,6 +104,6 @@ struct SharedProcessTests {
     return try ChildProcess(
       ChildProcess.postgresChildPath,
       [mode, endpoint, fixture.server.username, fixture.database, key, "\(count)"],
-      environment: environment)
+      mergingStandardError: true, environment: environment)
   }
 }

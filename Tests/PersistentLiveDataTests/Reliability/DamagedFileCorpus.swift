@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
