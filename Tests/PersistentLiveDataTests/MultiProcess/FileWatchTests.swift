@@ -29,6 +29,25 @@ private func waitUntil(_ limit: Duration = .seconds(10), _ condition: () -> Bool
   return true
 }
 
+/// Runs a child that writes versions 1 … 5 of `key` to the store at `path`, `pauseMilliseconds` apart, and
+/// returns how long each took from the child's acknowledgement until `version()` (this process's live
+/// value) reached it; records an issue for a version that never arrives.
+private func childWriteLatencies(
+  path: String, key: String, pauseMilliseconds: Int, version: () -> Int64
+) throws -> [Duration] {
+  let child = try ChildProcess(
+    ChildProcess.testChildPath, ["set-series", path, key, "5", "\(pauseMilliseconds)"])
+  var latencies: [Duration] = []
+  for written in 1...5 {
+    #expect(child.readLine() == "ack \(written)")
+    let acknowledged = ContinuousClock.now
+    #expect(waitUntil { version() >= Int64(written) }, "version \(written) never arrived")
+    latencies.append(ContinuousClock.now - acknowledged)
+  }
+  child.wait()
+  return latencies
+}
+
 @Suite(.serialized) struct FileWatchTests {
   /// Five writes of a child, each timed from its acknowledgement to the moment this process's live value
   /// has it (watched from this thread: the store moves it without the main actor). The old polling
@@ -44,16 +63,9 @@ private func waitUntil(_ limit: Duration = .seconds(10), _ condition: () -> Bool
     defer { observer.cancel() }
     #expect(store.database.backgroundWork?.statistics.isWatching == true)
 
-    let child = try ChildProcess(ChildProcess.testChildPath, ["set-series", path, "counter", "5", "30"])
-    var latencies: [Duration] = []
-    for version in 1...5 {
-      #expect(child.readLine() == "ack \(version)")
-      let acknowledged = ContinuousClock.now
-      #expect(waitUntil { counter.version >= Int64(version) }, "version \(version) never arrived")
-      latencies.append(ContinuousClock.now - acknowledged)
-    }
-    child.wait()
-    latencies.sort()
+    let latencies = try childWriteLatencies(path: path, key: "counter", pauseMilliseconds: 30) {
+      counter.version
+    }.sorted()
     let median = latencies[latencies.count / 2]
     #expect(median < (underSanitizer ? .milliseconds(500) : .milliseconds(20)), "latencies \(latencies)")
     #expect((store.database.backgroundWork?.statistics.wokenChecks ?? 0) >= 1)
@@ -226,19 +238,12 @@ private func waitUntil(_ limit: Duration = .seconds(10), _ condition: () -> Bool
     writer.start()
     #expect(waitUntil(.seconds(5)) { ownWrites.withLock { $0 } >= 200 })
 
-    let child = try ChildProcess(ChildProcess.testChildPath, ["set-series", path, "external", "5", "20"])
-    var latencies: [Duration] = []
-    for version in 1...5 {
-      #expect(child.readLine() == "ack \(version)")
-      let acknowledged = ContinuousClock.now
-      #expect(waitUntil { external.version >= Int64(version) }, "version \(version) never arrived")
-      latencies.append(ContinuousClock.now - acknowledged)
-    }
-    child.wait()
+    let latencies = try childWriteLatencies(path: path, key: "external", pauseMilliseconds: 20) {
+      external.version
+    }.sorted()
     writing.withLock { $0 = false }
     while !writer.isFinished { usleep(1_000) }
 
-    latencies.sort()
     let median = latencies[latencies.count / 2]
     #expect(median < (underSanitizer ? .milliseconds(500) : .milliseconds(20)), "latencies \(latencies)")
     let writes = ownWrites.withLock { $0 }
