@@ -35,7 +35,7 @@ extension StoreInspector {
       case (let after?, let before?): return "the rows after \(name(after)) and before \(name(before))"
       case (let after?, nil): return "the rows after \(name(after))"
       case (nil, let before?): return "the rows before \(name(before))"
-      case (nil, nil): return "every row"
+      case (nil, nil): return "all rows"
       }
     }
   }
