@@ -95,16 +95,28 @@ import Testing
   }
 }
 
-/// Blocks the calling actor while a detached task consumes `live.values` and a thread sets 1...`last`.
-/// Other suites run in parallel and may hold the cooperative threads for a while: the waits are generous,
-/// since what is checked is that the sequence completes without the main actor, not how fast.
+/// Runs the jobs of the tasks that prefer it on a serial dispatch queue of its own, not on the
+/// cooperative pool: other suites, running in parallel, may hold both cooperative threads of a two-core
+/// machine for tens of seconds (the consumer below once waited 20–27 s for one, and over 30 s under
+/// ThreadSanitizer).
+private final class DedicatedExecutor: TaskExecutor {
+  private let queue = DispatchQueue(label: "LiveDataValuesTests.consumer")
+
+  func enqueue(_ job: consuming ExecutorJob) {
+    let job = UnownedJob(job)
+    queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+  }
+}
+
+/// Blocks the calling actor while a task on a dedicated executor consumes `live.values` and a thread sets
+/// 1...`last`: what is checked is that the sequence completes without the main actor.
 private func consumeWhileMainActorIsBlocked(
   _ live: MutableLiveData<Int>, until last: Int
 ) -> (completed: Bool, seen: [Int]) {
   let seen = Locked<[Int]>([])
   let subscribed = DispatchSemaphore(value: 0)
   let finished = DispatchSemaphore(value: 0)
-  let consumer = Task.detached {
+  let consumer = Task.detached(executorPreference: DedicatedExecutor()) {
     for await value in live.values {
       let isFirst = seen.withLock { seen -> Bool in
         seen.append(value)
