@@ -48,14 +48,13 @@ extension PLDTool {
         progress.advance()
       }
       guard !unreadable.isEmpty else { return }
-      progress.finish()
-      let gaps = unreadable.map { "\($0) could not be read (\($0.detail))" }.joined(separator: "; ")
       if exported == 0 {
         let details = unreadable.map(\.detail).joined(separator: "; ")
         throw CommandError(
           "No version of \(TerminalText.quoted(options.database)) could be read (\(details)). Restore a backup."
         )
       }
+      let gaps = unreadable.map { "\($0) could not be read (\($0.detail))" }.joined(separator: "; ")
       throw CommandError(
         "Exported \(HumanFormat.count(exported, "version")) that could be read from "
           + "\(TerminalText.quoted(options.database)); \(gaps). Import the output into a new store "

@@ -161,20 +161,16 @@ import Testing
 
     #expect(try inspector.removalVersion(of: "b") == 3)
     #expect(try inspector.removalVersion(of: "a") == nil)
-    let lost = InspectionError.unknownVersion(
-      path: path, key: "b", version: 2, oldest: 4, latest: 4, removedAt: 3)
-    #expect(throws: lost) { try inspector.row(key: "b", version: 2) }
-    #expect(
-      lost.description
-        == "Version 2 of key \"b\" in \"\(path)\" was deleted with the key at version 3; the oldest kept is 4."
-    )
-    let deletion = InspectionError.unknownVersion(
-      path: path, key: "b", version: 3, oldest: 4, latest: 4, removedAt: 3)
-    #expect(throws: deletion) { try inspector.row(key: "b", version: 3) }
-    #expect(
-      deletion.description
-        == "Version 3 of key \"b\" in \"\(path)\" holds no value: the key was deleted at that version; the oldest kept is 4."
-    )
+    let lostWithTheKey = [
+      (2, "was deleted with the key at version 3; the oldest kept is 4."),
+      (3, "holds no value: the key was deleted at that version; the oldest kept is 4."),
+    ]
+    for (version, sentence) in lostWithTheKey {
+      let error = InspectionError.unknownVersion(
+        path: path, key: "b", version: Int64(version), oldest: 4, latest: 4, removedAt: 3)
+      #expect(throws: error) { try inspector.row(key: "b", version: Int64(version)) }
+      #expect(error.description == "Version \(version) of key \"b\" in \"\(path)\" \(sentence)")
+    }
     // A pruned version of a key never deleted is still called pruned.
     #expect(
       throws: InspectionError.unknownVersion(

@@ -64,15 +64,19 @@ enum InspectionSQL {
     """
   }
 
-  /// Every row, by key then version.
-  static func allRows(schema: String) -> String {
-    "SELECT key, version, written_at, payload, \(schema) FROM pld_values ORDER BY key, version"
+  /// Every row, by key then version (the other way round when `descending`).
+  static func allRows(schema: String, descending: Bool = false) -> String {
+    let order = descending ? " DESC" : ""
+    return """
+      SELECT key, version, written_at, payload, \(schema) FROM pld_values ORDER BY key\(order), version\(order)
+      """
   }
 
-  /// Every row of key `?1`, by version.
-  static func allRowsOfKey(schema: String) -> String {
+  /// Every row of key `?1`, by version (newest first when `descending`).
+  static func allRowsOfKey(schema: String, descending: Bool = false) -> String {
     """
-    SELECT key, version, written_at, payload, \(schema) FROM pld_values WHERE key = ?1 ORDER BY version
+    SELECT key, version, written_at, payload, \(schema) FROM pld_values WHERE key = ?1
+    ORDER BY version\(descending ? " DESC" : "")
     """
   }
 

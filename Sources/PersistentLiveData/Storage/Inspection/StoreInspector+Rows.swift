@@ -138,11 +138,16 @@ extension StoreInspector {
     }
     defer { statement.reset() }
     while try reading({ try statement.step() }) {
-      let row = StoredRow(
-        key: statement.text(0), version: statement.int64(1), writtenAtMilliseconds: statement.int64(2),
-        payload: statement.data(3), schemaVersion: Int(clamping: statement.int64(4)))
-      try body(row)
+      try body(Self.keyedRow(statement))
     }
+  }
+
+  /// The current row of a statement made by ``InspectionSQL/allRows(schema:descending:)`` or
+  /// ``InspectionSQL/allRowsOfKey(schema:descending:)``: key, version, time, payload, schema version.
+  static func keyedRow(_ statement: SQLiteStatement) -> StoredRow {
+    StoredRow(
+      key: statement.text(0), version: statement.int64(1), writtenAtMilliseconds: statement.int64(2),
+      payload: statement.data(3), schemaVersion: Int(clamping: statement.int64(4)))
   }
 
   /// `PRAGMA data_version`: changes whenever *another* connection commits to the file.

@@ -84,21 +84,15 @@ extension StoreInspector {
   private func scan(
     key: String?, descending: Bool, _ visit: (StoredRow) throws -> Bool
   ) throws -> String? {
-    let order = descending ? "DESC" : ""
-    let filter = key == nil ? "" : "WHERE key = ?1"
     let statement = try connection.prepare(
-      """
-      SELECT key, version, written_at, payload, \(schemaVersionColumn) FROM pld_values \(filter)
-      ORDER BY key \(order), version \(order)
-      """)
+      key == nil
+        ? InspectionSQL.allRows(schema: schemaVersionColumn, descending: descending)
+        : InspectionSQL.allRowsOfKey(schema: schemaVersionColumn, descending: descending))
     defer { statement.finalize() }
     if let key { try statement.bind(key, at: 1) }
     do {
       while try statement.step() {
-        let row = StoredRow(
-          key: statement.text(0), version: statement.int64(1), writtenAtMilliseconds: statement.int64(2),
-          payload: statement.data(3), schemaVersion: Int(clamping: statement.int64(4)))
-        if try !visit(row) { return nil }
+        if try !visit(Self.keyedRow(statement)) { return nil }
       }
       return nil
     } catch let error as SQLiteError where error.isCorrupt {

@@ -6,10 +6,11 @@ internal import Foundation
 ///
 /// - **Woken** (Linux): the ``FileChangeMonitor`` watches the store's `-wal` file (or, while it does not
 ///   exist, the store's folder) and wakes the store when the `-wal` is written, by any process. A
-///   wake-up while a check is already queued adds nothing, so a burst of commits costs one check. The write of the WAL frames comes *before* the
-///   commit is visible (the writer then syncs them and publishes the commit in the `-shm`, which raises
-///   no event), so a check that finds nothing new is repeated after 1, 2, 4 … 256 ms, until one finds
-///   a commit or a new wake-up starts the series again. A slow poll (the *safety net*,
+///   wake-up while a check is already queued adds nothing, so a burst of commits costs one check; the
+///   wake-ups of this store's own commits are folded into one check a millisecond while it writes. The
+///   write of the WAL frames comes *before* the commit is visible (the writer then syncs them and
+///   publishes the commit in the `-shm`, which raises no event), so a check that finds nothing new is
+///   repeated after 1, 2, 4 … 256 ms, until one finds a commit or a new wake-up starts the series again. A slow poll (the *safety net*,
 ///   `StoreOptions.externalChangeSafetyNetInterval`) still runs, in case a notification is lost.
 /// - **Polled**: where the file cannot be watched (not Linux, no inotify, the watch limit reached,
 ///   `StoreOptions.watchesStoreFiles` off, `PLD_DISABLE_FILE_WATCH=1`, the folder's watch lost), the
@@ -155,8 +156,7 @@ final class StoreBackgroundWork: Sendable {
 
   /// How long after this store's own commit a wake-up is deferred: its own writes wake the watch too,
   /// and a check per write would contend with the writer for the store's lock.
-  static let ownWriteDeferral = DispatchTimeInterval.milliseconds(1)
-  private static let ownWriteDeferralNanoseconds: UInt64 = 1_000_000
+  static let ownWriteDeferralNanoseconds: UInt64 = 1_000_000
 
   /// Called after each commit of this store (under its lock: only records the time).
   func noteOwnCommit() {
@@ -166,8 +166,8 @@ final class StoreBackgroundWork: Sendable {
 
   /// A watched file was written: check soon, once for any number of wake-ups before the check runs.
   ///
-  /// While this store writes (it committed less than ``ownWriteDeferral`` ago), the wake-ups its own
-  /// commits cause are folded into one check ``ownWriteDeferral`` later: a burst of writes costs a check
+  /// While this store writes (it committed less than ``ownWriteDeferralNanoseconds`` ago), the wake-ups
+  /// its own commits cause are folded into one check that much later: a burst of writes costs a check
   /// per millisecond instead of one per write, and another process's commit in the burst is still found
   /// by that check, at most a millisecond later.
   private func wake() {
@@ -185,7 +185,8 @@ final class StoreBackgroundWork: Sendable {
       return (true, false)
     }
     if action.deferred {
-      queue.asyncAfter(deadline: .now() + Self.ownWriteDeferral) { [weak self] in
+      queue.asyncAfter(deadline: .now() + .nanoseconds(Int(Self.ownWriteDeferralNanoseconds))) {
+        [weak self] in
         guard let self else { return }
         let (work, generation) = state.withLock { state in
           state.isDeferredCheckArmed = false
