@@ -11,10 +11,19 @@ extension PLDTool {
         SCHEMA is the value schema version (PersistentValue.schemaVersion) the current version was written \
         with; verify lists every schema version stored per key. RETENTION is the key's retention recorded \
         in the store ("all", "last N"), which every writer and prune honour; "-" when the key follows the \
-        retention option of whichever process writes it.
+        retention option of whichever process writes it. A damaged page stops the listing with an error; \
+        --salvage lists the keys that can be read around it.
         """)
 
     @OptionGroup var options: DatabaseOptions
+
+    @Flag(
+      help: """
+        On a damaged file, list every key whose rows can still be read — before the damage and after it — \
+        and say on standard error which rows could not be read (exit status 1 then). The keys at either \
+        end of that stretch may be missing versions there.
+        """)
+    var salvage = false
 
     /// Keys longer than this are cut in the table (`--json` has them whole).
     static let keyWidth = 48
@@ -22,8 +31,23 @@ extension PLDTool {
     func run() throws {
       let inspector = try StoreAccess.inspector(options.database)
       defer { inspector.close() }
-      let statistics = try inspector.keyStatistics()
-      let retentions = try inspector.recordedRetentions()
+      let (statistics, unreadable) =
+        salvage ? try inspector.salvageKeyStatistics() : (try inspector.keyStatistics(), [])
+      if statistics.isEmpty, !unreadable.isEmpty {
+        let details = unreadable.map(\.detail).joined(separator: "; ")
+        throw CommandError(
+          "No key of \(TerminalText.quoted(options.database)) could be read (\(details)). Restore a backup.")
+      }
+      list(statistics, retentions: try inspector.recordedRetentions())
+      guard !unreadable.isEmpty else { return }
+      let gaps = unreadable.map { "\($0) could not be read (\($0.detail))" }.joined(separator: "; ")
+      throw CommandError(
+        "Listed \(HumanFormat.count(statistics.count, "key")) that could be read from "
+          + "\(TerminalText.quoted(options.database)); \(gaps). The keys at either end may be missing "
+          + "versions; pld-tool export --salvage recovers what can be read.")
+    }
+
+    private func list(_ statistics: [KeyStatistics], retentions: [String: HistoryRetention]) {
       let console = Console.current
       if options.json {
         console.writeJSON(.array(statistics.map { Self.json($0, retention: retentions[$0.key]) }))

@@ -100,3 +100,36 @@ extension StoreInspector {
     }
   }
 }
+
+extension StoreInspector {
+  /// The statistics of every key that can be read (`pld-tool keys --salvage`), from the rows a salvage
+  /// reads, and the stretches it could not read. A key whose rows reach into an unreadable stretch — the
+  /// key named at either end of it — may be missing versions there: its figures count only the rows read.
+  ///
+  /// ```swift
+  /// let (keys, unreadable) = try inspector.salvageKeyStatistics()
+  /// ```
+  /// - Throws: An error other than damage (an I/O error, a closed inspector).
+  package func salvageKeyStatistics() throws -> (keys: [KeyStatistics], unreadable: [UnreadableRows]) {
+    var keys: [KeyStatistics] = []
+    let unreadable = try salvageRows { row in
+      let size = row.payload.count
+      if let last = keys.last, last.key == row.key {
+        // Rows of a key come by version: the newest so far is the current one.
+        keys[keys.count - 1].currentVersion = row.version
+        keys[keys.count - 1].versionCount += 1
+        keys[keys.count - 1].lastWrittenAtMilliseconds = row.writtenAtMilliseconds
+        keys[keys.count - 1].payloadSize = size
+        keys[keys.count - 1].totalPayloadSize += size
+        keys[keys.count - 1].schemaVersion = row.schemaVersion
+      } else {
+        keys.append(
+          KeyStatistics(
+            key: row.key, currentVersion: row.version, oldestVersion: row.version, versionCount: 1,
+            lastWrittenAtMilliseconds: row.writtenAtMilliseconds, payloadSize: size, totalPayloadSize: size,
+            schemaVersion: row.schemaVersion))
+      }
+    }
+    return (keys, unreadable)
+  }
+}
