@@ -1,5 +1,11 @@
 internal import Dispatch
 
+#if canImport(Glibc)
+  internal import Glibc
+#elseif canImport(Darwin)
+  internal import Darwin
+#endif
+
 /// The queue of ``PersistentStore/write(_:)`` calls and the writer that commits them in groups.
 ///
 /// A call enqueues its body and suspends; it never blocks its thread on the store. The writer — a serial
@@ -7,15 +13,20 @@ internal import Dispatch
 /// transaction, each inside a savepoint of its own, and commits once: one sync for the whole group
 /// (group commit, as PostgreSQL and MySQL do). Calls that arrive while a group commits form the next one.
 ///
-/// After a group of several calls, the writer waits a moment — until as many calls are waiting again, at
-/// most ``gatherLimit`` — before taking the next group: the callers it just resumed need a little CPU to
-/// come back with their next write, and a writer that took only the first of them would pay a whole sync
-/// for one call, then another for the rest (PostgreSQL's `commit_delay` does the same for the same
-/// reason). A lone caller never waits: the writer waits only after a group of several.
+/// After a group of several calls the writer does not commit the first caller back on its own: the callers
+/// it just resumed need a little CPU to come back with their next write, and a writer that took only the
+/// first of them would pay a whole sync for one call, then another for the rest. It begins the next
+/// transaction with the calls waiting, runs each later call's body as it arrives, and commits when as
+/// many calls have joined as the last group held (with the calls that waited during its commit), or at
+/// ``gatherLimit``. Meanwhile it yields its thread rather than sleeping: a sleeping writer costs a wake-up
+/// per arrival, longer on a loaded machine than the body it waits for. A lone caller never waits: the
+/// writer gathers only after a group of several. (PostgreSQL's `commit_delay` waits for the same reason.)
 ///
 /// ```swift
 /// let queue = GroupCommitQueue()
-/// queue.enqueue(request) { batch in database.commitGroup(batch) }
+/// queue.enqueue(request) { calls, joining, committed in
+///   database.commitGroup(calls, joining: joining, committed: committed)
+/// }
 /// ```
 final class GroupCommitQueue: Sendable {
   /// One `write` call: its body and how to report its outcome.
@@ -27,14 +38,12 @@ final class GroupCommitQueue: Sendable {
     let finish: @Sendable (_ error: (any Error)?) -> Void
   }
 
-  /// The longest the writer waits for the callers of its last group to come back.
-  static let gatherLimit = DispatchTimeInterval.microseconds(250)
+  /// The longest the writer waits for the callers of its last group to come back, in nanoseconds.
+  static let gatherLimit: UInt64 = 250_000
 
   private struct State {
     var pending: [Request] = []
     var isDraining = false
-    /// While the writer gathers: how many waiting calls end the wait (0: not gathering).
-    var gatherTarget = 0
     var closedError: (any Error)?
     var nextID: UInt64 = 0
     var groups = 0
@@ -43,8 +52,6 @@ final class GroupCommitQueue: Sendable {
 
   private let state = Locked(State())
   private let writer = DispatchQueue(label: "PersistentLiveData.writer")
-  /// Signalled once when the calls the writer gathers for have arrived.
-  private let gathered = DispatchSemaphore(value: 0)
 
   /// How many calls wait for the writer to take them.
   var pendingCount: Int { state.withLock { $0.pending.count } }
@@ -60,26 +67,27 @@ final class GroupCommitQueue: Sendable {
     }
   }
 
+  /// How the writer commits a group: `commit(calls, joining, committed)` runs `calls`, then the calls
+  /// `joining()` returns until it returns none, in one transaction; calls `committed()` once the
+  /// transaction has ended (committed or not), before it resumes any caller.
+  typealias Commit = @Sendable (
+    _ calls: [Request], _ joining: () -> [Request], _ committed: () -> Void
+  ) -> Void
+
   /// Adds `request` to the next group; starts the writer if it is idle. `commit` runs on the writer,
   /// one group at a time, in the order the calls arrived.
-  func enqueue(_ request: Request, commit: @escaping @Sendable ([Request]) -> Void) {
-    let outcome = state.withLock { state -> (start: Bool, refused: (any Error)?, gathered: Bool) in
-      if let closedError = state.closedError { return (false, closedError, false) }
+  func enqueue(_ request: Request, commit: @escaping Commit) {
+    let outcome = state.withLock { state -> (start: Bool, refused: (any Error)?) in
+      if let closedError = state.closedError { return (false, closedError) }
       state.pending.append(request)
-      if state.gatherTarget > 0, state.pending.count >= state.gatherTarget {
-        state.gatherTarget = 0
-        return (false, nil, true)
-      }
-      guard !state.isDraining else { return (false, nil, false) }
+      guard !state.isDraining else { return (false, nil) }
       state.isDraining = true
-      return (true, nil, false)
+      return (true, nil)
     }
     if let refused = outcome.refused {
       request.finish(refused)
     } else if outcome.start {
       writer.async { [self] in drain(commit) }
-    } else if outcome.gathered {
-      gathered.signal()
     }
   }
 
@@ -104,41 +112,58 @@ final class GroupCommitQueue: Sendable {
     for request in waiting { request.finish(error) }
   }
 
-  private func drain(_ commit: @Sendable ([Request]) -> Void) {
+  private func drain(_ commit: Commit) {
     var lastGroup = 0
     while true {
-      if lastGroup > 1 { gather(lastGroup) }
-      let batch = state.withLock { state -> [Request] in
-        if state.pending.isEmpty {
-          state.isDraining = false
-        } else {
-          state.groups += 1
-          state.calls += state.pending.count
+      var calls = take(startingGroup: true)
+      if calls.isEmpty, lastGroup > 1 {
+        // The callers just resumed are on their way back: wait for the first of them.
+        let deadline = Self.now() + Self.gatherLimit
+        while calls.isEmpty, Self.now() < deadline {
+          sched_yield()
+          calls = take(startingGroup: true)
         }
-        defer { state.pending.removeAll(keepingCapacity: true) }
-        return state.pending
       }
-      guard !batch.isEmpty else { return }
-      commit(batch)
-      lastGroup = batch.count
+      if calls.isEmpty { calls = take(startingGroup: true, stoppingIfNone: true) }
+      guard !calls.isEmpty else { return }
+      let expected = lastGroup
+      var joined = calls.count
+      var waitingAtCommit = 0
+      let deadline = Self.now() + Self.gatherLimit
+      commit(
+        calls,
+        {
+          while joined < expected {
+            let more = take(startingGroup: false)
+            if !more.isEmpty {
+              joined += more.count
+              return more
+            }
+            guard Self.now() < deadline else { break }
+            sched_yield()
+          }
+          return []
+        },
+        { waitingAtCommit = pendingCount })
+      lastGroup = joined + waitingAtCommit
     }
   }
 
-  /// Waits until `count` calls are waiting, at most ``gatherLimit`` (on the writer, between groups).
-  private func gather(_ count: Int) {
-    let mustWait = state.withLock { state -> Bool in
-      guard state.pending.count < count, state.closedError == nil else { return false }
-      state.gatherTarget = count
-      return true
-    }
-    guard mustWait else { return }
-    if gathered.wait(timeout: .now() + Self.gatherLimit) == .timedOut {
-      // The signal may have been sent after the timeout: take it back, so the next wait waits.
-      let signalled = state.withLock { state -> Bool in
-        defer { state.gatherTarget = 0 }
-        return state.gatherTarget == 0
+  /// Takes every waiting call, counting them as a new group's (`startingGroup`) or as joining the
+  /// current one. With `stoppingIfNone`, the writer stops when none is waiting (an `enqueue` starts it
+  /// again).
+  private func take(startingGroup: Bool, stoppingIfNone: Bool = false) -> [Request] {
+    state.withLock { state -> [Request] in
+      guard !state.pending.isEmpty else {
+        if stoppingIfNone { state.isDraining = false }
+        return []
       }
-      if signalled { gathered.wait() }
+      if startingGroup { state.groups += 1 }
+      state.calls += state.pending.count
+      defer { state.pending.removeAll(keepingCapacity: true) }
+      return state.pending
     }
   }
+
+  private static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 }

@@ -24,35 +24,49 @@ extension StoreDatabase {
               continuation.resume(throwing: CancellationError())
             }
           })
-        groupCommit.enqueue(request) { [self] batch in commitGroup(batch) }
+        groupCommit.enqueue(request) { [self] calls, joining, committed in
+          commitGroup(calls, joining: joining, committed: committed)
+        }
       }
     } onCancel: {
       groupCommit.withdraw(id, with: CancellationError())
     }
   }
 
-  /// Commits one group: every call's body in its own savepoint of one transaction, one `COMMIT` (one
-  /// sync), then the apply and notify phases for all of them, then each caller resumes. A body that
-  /// throws undoes only its own writes; a failed commit fails every call and changes nothing.
-  func commitGroup(_ requests: [GroupCommitQueue.Request]) {
+  /// Commits one group: every call's body in its own savepoint of one transaction — `first`, then the
+  /// calls `joining()` returns until it returns none — one `COMMIT` (one sync), then the apply and notify
+  /// phases for all of them, then each caller resumes. A body that throws undoes only its own writes; a
+  /// failed commit fails every call and changes nothing. `committed()` runs when the transaction has
+  /// ended, before any caller resumes.
+  func commitGroup(
+    _ first: [GroupCommitQueue.Request], joining: () -> [GroupCommitQueue.Request] = { [] },
+    committed: () -> Void = {}
+  ) {
+    var requests = first
     var errors: [(any Error)?] = []
-    let committed = Swift.Result<CommitOutcome, any Error> {
+    let outcome = Swift.Result<CommitOutcome, any Error> {
       try withConnection { connection, state in
         try inWriteTransaction(connection, state) { context in
-          for request in requests {
-            do {
-              try context.nested(connection: connection, request.run)
-              errors.append(nil)
-            } catch {
-              // Some SQLite errors end the whole transaction: then nothing of the group can commit.
-              guard connection.isInTransaction else { throw error }
-              errors.append(StoreErrors.map(error, path: displayPath))
+          var next = 0
+          repeat {
+            for request in requests[next...] {
+              do {
+                try context.nested(connection: connection, request.run)
+                errors.append(nil)
+              } catch {
+                // Some SQLite errors end the whole transaction: then nothing of the group can commit.
+                guard connection.isInTransaction else { throw error }
+                errors.append(StoreErrors.map(error, path: displayPath))
+              }
             }
-          }
+            next = requests.count
+            requests += joining()
+          } while next < requests.count
         }
       }
     }
-    switch committed {
+    committed()
+    switch outcome {
     case .success(let outcome):
       notify(outcome)
       for (request, error) in zip(requests, errors) { request.finish(error) }
