@@ -1,9 +1,9 @@
 internal import Dispatch
 
 #if canImport(Glibc)
-  internal import Glibc
+internal import Glibc
 #elseif canImport(Darwin)
-  internal import Darwin
+internal import Darwin
 #endif
 
 /// The queue of ``PersistentStore/write(_:)`` calls and the writer that commits them in groups.
@@ -70,9 +70,10 @@ final class GroupCommitQueue: Sendable {
   /// How the writer commits a group: `commit(calls, joining, committed)` runs `calls`, then the calls
   /// `joining()` returns until it returns none, in one transaction; calls `committed()` once the
   /// transaction has ended (committed or not), before it resumes any caller.
-  typealias Commit = @Sendable (
-    _ calls: [Request], _ joining: () -> [Request], _ committed: () -> Void
-  ) -> Void
+  typealias Commit =
+    @Sendable (
+      _ calls: [Request], _ joining: () -> [Request], _ committed: () -> Void
+    ) -> Void
 
   /// Adds `request` to the next group; starts the writer if it is idle. `commit` runs on the writer,
   /// one group at a time, in the order the calls arrived.
