@@ -179,16 +179,25 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
   /// }
   /// ```
   /// It throws `PersistentLiveDataError.changesPruned(key:since:oldestKept:)` when versions it still
-  /// had to deliver were pruned by retention, and
+  /// had to deliver were pruned by retention, `PersistentLiveDataError.unknownVersion(key:version:)` at
+  /// once when `version` is newer than the key's newest version on the server, and
   /// `PersistentLiveDataError.undecodable(key:version:reason:)` for a version this type cannot decode.
   ///
-  /// - Parameter version: The last version already handled; 0 replays every version still kept.
+  /// - Parameter version: The last version already handled; 0 replays every version still kept (from
+  ///   the oldest one retention left, without an error for those before it).
   /// - Returns: The versions after `version`, in order, without end.
   public func changes(since version: Int64) -> AsyncThrowingStream<Versioned<Value>, any Error> {
     let database = database
     let key = key
-    let reader = ChangeReader(decoding: decoding, after: version, signal: database.changeSignal) {
-      after, limit in
+    let reader = ChangeReader(
+      decoding: decoding, after: version, signal: database.changeSignal,
+      newestVersion: {
+        // Retention never deletes a key's newest row.
+        let latest = try await database.retryingWhileUnavailable { try await database.latestRow(key: key) }
+        // nil: the consuming task was cancelled, and the stream ends at its first read.
+        return latest.map { $0?.version ?? 0 } ?? .max
+      }
+    ) { after, limit in
       try await database.retryingWhileUnavailable {
         try await database.rows(key: key, after: after, limit: limit)
       }

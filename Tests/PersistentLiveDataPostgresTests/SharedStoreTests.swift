@@ -159,6 +159,14 @@ struct SharedStoreTests {
         return
       }
     }
+    // since: 0 is the whole kept history, from the oldest version kept.
+    var everything = data.changes(since: 0).makeAsyncIterator()
+    #expect(try await everything.next()?.version == 6)
+    // A position newer than the server holds (another database's, an older backup's) is refused.
+    var ahead = data.changes(since: 12).makeAsyncIterator()
+    await #expect(throws: PersistentLiveDataError.unknownVersion(key: "kept", version: 12)) {
+      _ = try await ahead.next()
+    }
     try await data.set(9)
     #expect(data.version == 9)
     await a.shutDown()

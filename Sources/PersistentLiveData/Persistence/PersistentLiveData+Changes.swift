@@ -24,17 +24,24 @@ extension PersistentLiveData {
   /// The sequence finishes when the consuming task is cancelled or the store is closed. It throws, after
   /// every version before the problem:
   /// - ``PersistentLiveDataError/changesPruned(key:since:oldestKept:)`` when versions it still had to
-  ///   deliver were pruned by retention (or never existed): start again from ``history(limit:)``;
+  ///   deliver were pruned by retention or taken by ``PersistentStore/removeKey(_:)``: start again from
+  ///   ``history(limit:)``;
+  /// - ``PersistentLiveDataError/unknownVersion(key:version:)`` at once when `version` is newer than any
+  ///   version of the key the store holds — a position saved from another file, or from this one before
+  ///   it was restored from an older backup: versions would be skipped otherwise;
   /// - ``PersistentLiveDataError/undecodable(key:version:reason:)`` for a version this type cannot decode;
   /// - a storage error.
   ///
-  /// - Parameter version: The last version already handled; 0 replays every version still kept.
+  /// - Parameter version: The last version already handled; 0 replays every version still kept (from
+  ///   the oldest one retention or a removal left, without an error for those before it).
   /// - Returns: The versions after `version`, in order, without end.
   public func changes(since version: Int64) -> AsyncThrowingStream<Versioned<Value>, any Error> {
     let database = database
     let key = key
-    let reader = ChangeReader(decoding: decoding, after: version, signal: database.changeSignal) {
-      after, limit in
+    let reader = ChangeReader(
+      decoding: decoding, after: version, signal: database.changeSignal,
+      newestVersion: { try database.newestVersion(key: key) }
+    ) { after, limit in
       do {
         return try database.rows(key: key, after: after, limit: limit)
       } catch PersistentLiveDataError.storeClosed {
@@ -60,28 +67,50 @@ extension PersistentLiveData {
 package actor ChangeReader<Value: Codable & Sendable> {
   /// Reads at most `limit` rows after a version, oldest first; nil when the store is closed.
   package typealias ReadRows = @Sendable (_ after: Int64, _ limit: Int) async throws -> [StoredRow]?
+  /// Reads the newest version the store holds of the key (its removal's included; 0: none).
+  package typealias ReadNewestVersion = @Sendable () async throws -> Int64
 
   private let readRows: ReadRows
   private let signal: ChangeSignal
   private let decoding: StoredValueDecoding<Value>
   private var cursor: VersionCursor
   private var page: ArraySlice<StoredRow> = []
+  /// Checked once, before the first read: nil once checked.
+  private var newestVersion: ReadNewestVersion?
 
   /// How many rows one read of the store returns at most.
   package static var pageSize: Int { 256 }
 
+  /// - Parameters:
+  ///   - version: The last version already handled; 0 (or less) starts at the oldest version kept.
+  ///   - newestVersion: Checks, before the first read, that `version` is not newer than the store's
+  ///     newest version of the key (it throws ``PersistentLiveDataError/unknownVersion(key:version:)``
+  ///     then); nil: no check.
   package init(
     decoding: StoredValueDecoding<Value>, after version: Int64, signal: ChangeSignal,
-    readRows: @escaping ReadRows
+    newestVersion: ReadNewestVersion? = nil, readRows: @escaping ReadRows
   ) {
     self.decoding = decoding
     self.signal = signal
     self.readRows = readRows
-    cursor = VersionCursor(key: decoding.key, after: version)
+    self.newestVersion = version > 0 ? newestVersion : nil
+    cursor = VersionCursor(key: decoding.key, after: version, fromOldestKept: true)
   }
 
   /// The next version; nil once the store is closed or the consuming task is cancelled.
   package func next() async throws -> Versioned<Value>? {
+    if let readNewest = newestVersion {
+      newestVersion = nil
+      let newest: Int64
+      do {
+        newest = try await readNewest()
+      } catch PersistentLiveDataError.storeClosed {
+        return nil
+      }
+      guard newest >= cursor.position else {
+        throw PersistentLiveDataError.unknownVersion(key: cursor.key, version: cursor.position)
+      }
+    }
     while true {
       if let row = page.popFirst() {
         try cursor.advance(over: row)

@@ -194,6 +194,47 @@ extension Persistence {
       #expect(resumed.versions.map(\.version) == [11])
     }
 
+    /// `since: 0` asks for the whole kept history: on a key whose first versions retention pruned it
+    /// starts at the oldest version kept, without an error, then goes live. (A position of 1 or more
+    /// behind the oldest kept is still a gap: the test above.)
+    @Test func sinceZeroStartsAtTheOldestKeptVersionOfAPrunedKey() async throws {
+      let folder = try TemporaryDirectory("changes")
+      let store = try PersistentStore(
+        path: folder.path("store.db"), options: StoreOptions(retention: .last(3)))
+      let data = try store.liveData("pruned", default: 0)
+      for value in 1...10 { try data.set(value) }
+      var iterator = data.changes(since: 0).makeAsyncIterator()
+      var delivered: [Int64] = []
+      for _ in 0..<3 { delivered += try await iterator.next().map { [$0.version] } ?? [] }
+      try data.set(11)
+      let live = try await iterator.next()
+      #expect(delivered == [8, 9, 10])
+      #expect(live?.version == 11 && live?.value == 11)
+    }
+
+    /// A position newer than any version of the key — saved from another file, or from this one before
+    /// it was restored from an older backup — throws `unknownVersion` at once instead of silently
+    /// skipping the versions up to it. The current version itself is a valid position.
+    @Test func aPositionNewerThanTheStoreHoldsThrowsUnknownVersion() async throws {
+      let store = try PersistentStore.inMemory()
+      let count = try store.liveData("count", default: 0)
+      for value in 1...3 { try count.set(value) }
+
+      var ahead = count.changes(since: 5).makeAsyncIterator()
+      await #expect(throws: PersistentLiveDataError.unknownVersion(key: "count", version: 5)) {
+        _ = try await ahead.next()
+      }
+      let never = try store.liveData("never", default: 0)
+      var unwritten = never.changes(since: 1).makeAsyncIterator()
+      await #expect(throws: PersistentLiveDataError.unknownVersion(key: "never", version: 1)) {
+        _ = try await unwritten.next()
+      }
+      let current = count.changes(since: 3)
+      try count.set(4)
+      let result = await consume(current, count: 1)
+      #expect(result.versions.map(\.version) == [4] && result.error == nil)
+    }
+
     @Test func versionsPrunedWhileTheConsumerLagsThrowAfterEverythingBeforeThem() async throws {
       let folder = try TemporaryDirectory("changes")
       let store = try PersistentStore(path: folder.path("store.db"))

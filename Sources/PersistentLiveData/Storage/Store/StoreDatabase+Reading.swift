@@ -47,6 +47,11 @@ extension StoreDatabase {
     }
   }
 
+  /// The newest version of `key` the store holds, its removal's included (0: never written).
+  func newestVersion(key: String) throws -> Int64 {
+    try withConnection { connection, _ in try Self.latestVersion(key: key, connection: connection) }
+  }
+
   /// Versions of `key` after `version` that are above the retention floor, oldest first, at most `limit`.
   func rows(key: String, after version: Int64, limit: Int) throws -> [StoredRow] {
     try withConnection { connection, _ in
