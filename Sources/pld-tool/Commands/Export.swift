@@ -27,7 +27,7 @@ extension PLDTool {
     var salvage = false
 
     func run() throws {
-      let inspector = try StoreAccess.inspector(options.database)
+      let inspector = try StoreAccess.inspector(options.database, salvaging: salvage)
       defer { inspector.close() }
       if let key { _ = try inspector.keyStatistics(for: key) }
       let console = Console.current

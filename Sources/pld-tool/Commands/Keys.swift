@@ -29,7 +29,7 @@ extension PLDTool {
     static let keyWidth = 48
 
     func run() throws {
-      let inspector = try StoreAccess.inspector(options.database)
+      let inspector = try StoreAccess.inspector(options.database, salvaging: salvage)
       defer { inspector.close() }
       let (statistics, unreadable) =
         salvage ? try inspector.salvageKeyStatistics() : (try inspector.keyStatistics(), [])
@@ -38,13 +38,24 @@ extension PLDTool {
         throw CommandError(
           "No key of \(TerminalText.quoted(options.database)) could be read (\(details)). Restore a backup.")
       }
-      list(statistics, retentions: try inspector.recordedRetentions())
-      guard !unreadable.isEmpty else { return }
-      let gaps = unreadable.map { "\($0) could not be read (\($0.detail))" }.joined(separator: "; ")
+      var problems = unreadable.map { "\($0) could not be read (\($0.detail))" }
+      let retentions: [String: HistoryRetention]
+      do {
+        retentions = try inspector.recordedRetentions()
+      } catch PersistentLiveDataError.corrupt(_, let detail) where salvage {
+        // The values were read: list them, without the RETENTION column's figures.
+        retentions = [:]
+        problems.append("the keys' recorded retentions could not be read (\(detail)); RETENTION shows none")
+      }
+      list(statistics, retentions: retentions)
+      guard !problems.isEmpty else { return }
+      let advice =
+        unreadable.isEmpty
+        ? "" : " The keys at either end of the rows not read may be missing versions there."
       throw CommandError(
         "Listed \(HumanFormat.count(statistics.count, "key")) that could be read from "
-          + "\(TerminalText.quoted(options.database)); \(gaps). The keys at either end may be missing "
-          + "versions; pld-tool export --salvage recovers what can be read.")
+          + "\(TerminalText.quoted(options.database)); \(problems.joined(separator: "; ")).\(advice) "
+          + "pld-tool export --salvage recovers what can be read.")
     }
 
     private func list(_ statistics: [KeyStatistics], retentions: [String: HistoryRetention]) {

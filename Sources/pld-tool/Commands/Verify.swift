@@ -19,7 +19,7 @@ extension PLDTool {
     @OptionGroup var options: DatabaseOptions
 
     func run() throws {
-      let inspector = try StoreAccess.inspector(options.database)
+      let inspector = try StoreAccess.inspector(options.database, salvaging: true)
       defer { inspector.close() }
       let progress = Progress("verifying", total: 0)
       let report: VerificationReport

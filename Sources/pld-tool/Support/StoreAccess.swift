@@ -4,9 +4,11 @@ import PersistentLiveData
 enum StoreAccess {
   /// A read-only inspector: never creates, migrates or writes the file.
   ///
+  /// - Parameter salvaging: Open a truncated file as well, to read what is left of it (`verify` and the
+  ///   `--salvage` reads); other commands refuse it.
   /// - Throws: ``InspectionError`` or ``PersistentLiveDataError`` naming the file.
-  static func inspector(_ path: String) throws -> StoreInspector {
-    try StoreInspector(path: path)
+  static func inspector(_ path: String, salvaging: Bool = false) throws -> StoreInspector {
+    try StoreInspector(path: path, salvaging: salvaging)
   }
 
   /// What a write command does when nothing is at the database path.

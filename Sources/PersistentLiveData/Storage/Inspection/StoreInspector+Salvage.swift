@@ -1,3 +1,5 @@
+internal import Foundation
+
 /// Reading what a damaged file still holds (`pld-tool export --salvage`).
 ///
 /// A damaged page stops a scan of `pld_values` where it lies: an ordinary export gives nothing past it.
@@ -92,12 +94,32 @@ extension StoreInspector {
     if let key { try statement.bind(key, at: 1) }
     do {
       while try statement.step() {
-        if try !visit(Self.keyedRow(statement)) { return nil }
+        let row = Self.keyedRow(statement)
+        if let problem = Self.misreading(row) { return problem }
+        if try !visit(row) { return nil }
       }
       return nil
     } catch let error as SQLiteError where error.isCorrupt {
       return error.message
     }
+  }
+
+  /// Why `row` cannot be a version any writer stored — what a damaged or missing page can read as when
+  /// SQLite does not see the damage (a truncated file's lost pages read as zeros) — or nil. A salvage
+  /// treats such a row as damage: it never exports what no store wrote.
+  private static func misreading(_ row: StoredRow) -> String? {
+    do {
+      try PersistentStore.validate(key: row.key)
+    } catch {
+      return "a row that is not a stored version: \(error)"
+    }
+    guard row.version >= 1, row.schemaVersion >= 1 else {
+      return "a row that is not a stored version: version \(row.version), schema version \(row.schemaVersion)"
+    }
+    guard (try? JSONSerialization.jsonObject(with: row.payload, options: .fragmentsAllowed)) != nil else {
+      return "a row that is not a stored version: its value is not JSON"
+    }
+    return nil
   }
 }
 

@@ -77,7 +77,7 @@ extension StoreInspector {
   package func verify(progress: (Int, Int) -> Void = { _, _ in }) throws -> VerificationReport {
     try reading {
       try inReadTransaction {
-        var problems: [VerificationProblem] = []
+        var problems: [VerificationProblem] = truncation.map { [.integrity(message: $0)] } ?? []
         for line in try Self.checkLines(connection, "PRAGMA integrity_check") where line != "ok" {
           problems.append(.integrity(message: line))
         }

@@ -52,6 +52,9 @@ package final class StoreInspector {
   let headerIsWAL: Bool
   /// The read-only connection.
   let connection: SQLiteConnection
+  /// How a truncated file opened for salvaging falls short ("truncated: 2000000 bytes of 5009408"); nil
+  /// for a whole file.
+  let truncation: String?
 
   /// How long a read waits for a lock held by a writer (only during WAL recovery or a reset).
   static let busyTimeoutMilliseconds = 2_000
@@ -62,17 +65,22 @@ package final class StoreInspector {
   /// let inspector = try StoreInspector(path: "/var/lib/app/state.db")
   /// print(inspector.schemaVersion)
   /// ```
-  /// - Parameter path: An existing database file. Symbolic links are refused, as by the store.
+  /// - Parameters:
+  ///   - path: An existing database file. Symbolic links are refused, as by the store.
+  ///   - salvaging: Open a truncated file too, for reading what is left of it (`pld-tool verify`,
+  ///     `export --salvage`, `keys --salvage`): the missing pages then read as damage. Without it a
+  ///     truncated file is refused as `corrupt`.
   /// - Throws: ``InspectionError/missingFile(path:)`` when nothing is at `path`;
   ///   ``PersistentLiveDataError`` `notADatabase`, `isADirectory`, `corrupt` (truncated or damaged),
   ///   `foreignDatabase`, `schemaTooNew`, `symbolicLink`, `cannotOpen` or another storage error naming
   ///   the file.
-  package init(path: String) throws {
+  package init(path: String, salvaging: Bool = false) throws {
     self.path = path
-    let file = try StoreFileValidator.checkFile(at: path, access: .readOnly)
+    let file = try StoreFileValidator.checkFile(at: path, access: .readOnly, acceptsTruncated: salvaging)
     if file == .missing { throw InspectionError.missingFile(path: path) }
+    truncation = salvaging ? Self.truncation(of: path) : nil
     headerIsWAL = file.header?.isWAL ?? false
-    let opened = try Self.openValidated(path: path, file: file)
+    let opened = try Self.openValidated(path: path, file: file, salvaging: salvaging)
     connection = opened.connection
     accessMode = opened.mode
     schemaVersion = opened.schemaVersion
@@ -132,9 +140,11 @@ package final class StoreInspector {
   }
 
   /// Opens read-only and validates, as a read-only store does (``ReadOnlyOpen``).
-  private static func openValidated(path: String, file: StoreFileValidator.FileVerdict) throws -> Opened {
+  private static func openValidated(
+    path: String, file: StoreFileValidator.FileVerdict, salvaging: Bool
+  ) throws -> Opened {
     let opened = try ReadOnlyOpen.open(
-      path: path, file: file, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+      path: path, file: file, busyTimeoutMilliseconds: busyTimeoutMilliseconds, salvaging: salvaging)
     do {
       let hasValuesTable =
         try opened.connection.scalarInt64(
@@ -145,6 +155,17 @@ package final class StoreInspector {
     } catch {
       opened.connection.close()
       throw StoreErrors.map(error, path: path)
+    }
+  }
+
+  /// What the file check says of a truncated file at `path`; nil when it does not refuse the file so.
+  private static func truncation(of path: String) -> String? {
+    do {
+      _ = try StoreFileValidator.checkFile(at: path, access: .readOnly)
+      return nil
+    } catch {
+      guard case .corrupt(_, let detail) = error else { return nil }
+      return detail
     }
   }
 

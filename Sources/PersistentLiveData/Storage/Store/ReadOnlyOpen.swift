@@ -19,18 +19,21 @@ enum ReadOnlyOpen {
     let contents: StoreFileValidator.Contents
   }
 
-  /// - Parameter file: What ``StoreFileValidator/checkFile(at:access:)`` found with `.readOnly` access
-  ///   (not `.missing`).
+  /// - Parameters:
+  ///   - file: What ``StoreFileValidator/checkFile(at:access:)`` found with `.readOnly` access (not
+  ///     `.missing`).
+  ///   - salvaging: Read a truncated file too: SQLite then takes the file's real length instead of
+  ///     refusing every read (`PRAGMA writable_schema`, harmless on a read-only connection).
   /// - Throws: The validator's ``PersistentLiveDataError``s, or the storage error of the open, naming
   ///   `path`.
   static func open(
     path: String, file: StoreFileValidator.FileVerdict, busyTimeoutMilliseconds: Int,
-    verifyingIntegrity: Bool = false
+    verifyingIntegrity: Bool = false, salvaging: Bool = false
   ) throws -> Opened {
     do {
       return try open(
         path: path, immutable: false, file: file, busyTimeoutMilliseconds: busyTimeoutMilliseconds,
-        verifyingIntegrity: verifyingIntegrity)
+        verifyingIntegrity: verifyingIntegrity, salvaging: salvaging)
     } catch let error as SQLiteError
       where (error.isCantOpen || error.isReadOnly) && !POSIX.isWritable(POSIX.parentFolder(of: path))
     {
@@ -38,7 +41,7 @@ enum ReadOnlyOpen {
       do {
         return try open(
           path: path, immutable: true, file: immutableFile, busyTimeoutMilliseconds: busyTimeoutMilliseconds,
-          verifyingIntegrity: verifyingIntegrity)
+          verifyingIntegrity: verifyingIntegrity, salvaging: salvaging)
       } catch let immutableError as SQLiteError {
         throw StoreErrors.map(immutableError, path: path)
       }
@@ -49,11 +52,12 @@ enum ReadOnlyOpen {
 
   private static func open(
     path: String, immutable: Bool, file: StoreFileValidator.FileVerdict, busyTimeoutMilliseconds: Int,
-    verifyingIntegrity: Bool
+    verifyingIntegrity: Bool, salvaging: Bool
   ) throws -> Opened {
     let connection = try SQLiteConnection(path: path, mode: immutable ? .readOnlyImmutable : .readOnly)
     do {
       try connection.busyTimeout(busyTimeoutMilliseconds)
+      if salvaging { try connection.execute("PRAGMA writable_schema = ON") }
       let contents = try StoreFileValidator.checkContents(
         of: connection, path: path, file: file, verifyingIntegrity: verifyingIntegrity)
       return Opened(connection: connection, isImmutable: immutable, contents: contents)

@@ -106,11 +106,13 @@ package enum StoreFileValidator {
   ///   - path: The database path.
   ///   - access: How the file will be read; ``Access/immutable`` refuses a truncated file even with a
   ///     `-wal` file next to it, since that file will not be read.
+  ///   - acceptsTruncated: Give a truncated file to SQLite anyway (its missing pages then read as damage):
+  ///     for reading what is left of it, never for a store.
   /// - Returns: The verdict for a path the caller may open (or create, when ``FileVerdict/missing``).
   /// - Throws: ``PersistentLiveDataError`` `isADirectory`, `symbolicLink` (the path, its `-wal` or its
   ///   `-shm`), `notADatabase`, `corrupt` (truncated), or `cannotOpen` when the path cannot be examined.
   package static func checkFile(
-    at path: String, access: Access
+    at path: String, access: Access, acceptsTruncated: Bool = false
   ) throws(PersistentLiveDataError) -> FileVerdict {
     let status: DatabaseFileStatus
     do {
@@ -137,6 +139,8 @@ package enum StoreFileValidator {
       return .database(header)
     case .truncated(let header, _) where access != .immutable && hasWriteAheadLog(path):
       return .databaseCompletedByWAL(header)
+    case .truncated(let header, _) where acceptsTruncated:
+      return .database(header)
     case .truncated(let header, let fileSize):
       var detail = "truncated: \(fileSize) bytes of \(header.expectedFileSize ?? 0)"
       if hasWriteAheadLog(path) {
