@@ -235,7 +235,9 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
         + "newer than the schema version \(supported) this build of the type reads; it was left untouched. "
         + "Update the app, or choose a DecodeFailurePolicy (StoreOptions.onUndecodable)."
     case .encodingFailed(let key, let reason):
-      return "The value for key \(EscapedText.quotedForMessage(key)) cannot be encoded as JSON: \(reason)."
+      // Foundation's reasons end with a period of their own.
+      let sentence = reason.hasSuffix(".") ? reason : reason + "."
+      return "The value for key \(EscapedText.quotedForMessage(key)) cannot be encoded as JSON: \(sentence)"
     case .typeMismatch(let key, let existing, let requested):
       return "Key \(EscapedText.quotedForMessage(key)) is already open as \(existing), not \(requested)."
     case .invalidKey(let key, let reason):

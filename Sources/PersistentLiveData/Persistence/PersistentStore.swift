@@ -13,8 +13,9 @@ import Logging
 /// print("launched \(counter.value) times")
 /// ```
 ///
-/// Within one process, a file can be open in one store at a time; a second `PersistentStore` on the same
-/// file throws ``PersistentLiveDataError/alreadyOpen(path:)`` until the first is closed or released.
+/// Within one process, a file can be open in one writable store at a time; a second writable
+/// `PersistentStore` on the same file throws ``PersistentLiveDataError/alreadyOpen(path:)`` until the first
+/// is closed or released (a ``StoreOptions/readOnly`` store may sit beside it).
 /// Other processes may open the same file at the same time.
 public final class PersistentStore: Sendable {
   let database: StoreDatabase

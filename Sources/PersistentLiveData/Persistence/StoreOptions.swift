@@ -152,7 +152,9 @@ public struct StoreOptions: Sendable {
   /// ``PersistentLiveDataError/readOnly(path:)`` with nothing changed. It still sees other processes'
   /// writes (observers are notified as usual), and opens a file whose folder cannot be written (read-only
   /// media, an immutable folder): SQLite then reads the database file alone, without its `-wal` file and
-  /// without seeing later commits. ``PersistentStore/backup(to:)`` works.
+  /// without seeing later commits. ``PersistentStore/backup(to:)`` works. Reading a WAL file alongside
+  /// writers needs its `-wal` and `-shm`: when they are missing, SQLite creates them (empty, as for any
+  /// reader), and they stay after ``PersistentStore/close()``; the database file itself is never written.
   ///
   /// ```swift
   /// var options = StoreOptions()

@@ -46,6 +46,7 @@ extension Persistence {
       let error = expectStoreError("encodingFailed") { try reading.set(Reading(value: .nan)) }
       if let error {
         #expect(error.description.contains("reading"), "the error names the key: \(error)")
+        #expect(error.description.hasSuffix(".") && !error.description.hasSuffix(".."), "\(error)")
       }
 
       #expect(try Snapshot(reading, path: path) == before)
