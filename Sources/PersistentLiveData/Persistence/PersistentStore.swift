@@ -125,7 +125,8 @@ public final class PersistentStore: Sendable {
   /// for key in try store.keys() { print(key) }
   /// ```
   /// - Returns: The keys, sorted by their UTF-8 bytes; empty for a new store.
-  /// - Throws: ``PersistentLiveDataError/storeClosed(path:)`` or a storage error.
+  /// - Throws: ``PersistentLiveDataError/storeClosed(path:)``, ``PersistentLiveDataError/notInTransaction(operation:)``
+  ///   from the body of a transaction or `write` of this store, or a storage error.
   public func keys() throws -> [String] {
     try database.keys()
   }
@@ -228,9 +229,12 @@ public final class PersistentStore: Sendable {
   /// ```swift
   /// try store.close()
   /// ```
-  /// - Throws: Nothing in this version: closing always succeeds. The signature leaves room for
-  ///   reporting a failed final checkpoint.
+  /// - Throws: ``PersistentLiveDataError/notInTransaction(operation:)`` from the body of a
+  ///   ``transaction(isolation:_:)`` or ``write(_:)`` of this store (nothing is closed; close after it).
+  ///   Otherwise closing always succeeds; called from another thread while such a body runs, it waits
+  ///   for its commit.
   public func close() throws {
+    try database.refuseInsideTransaction("close")
     database.close()
   }
 

@@ -107,6 +107,36 @@ import Testing
     #expect(first?.version == 3 && first?.value == "b")
   }
 
+  /// `flush()` and `close()` from a transaction's or a `write`'s body are refused as `removeKey` is, with
+  /// what to do, and the body's writes still commit (before, they failed as "locked by another
+  /// connection" and as SQLite's misuse code).
+  @Test func flushAndCloseInsideABodyAreRefusedClearly() async throws {
+    let store = try PersistentStore.inMemory()
+    let draft = try store.liveData("draft", default: "")
+    #expect(throws: PersistentLiveDataError.notInTransaction(operation: "flush")) {
+      try store.transaction {
+        try draft.set("a")
+        try store.flush()
+      }
+    }
+    #expect(throws: PersistentLiveDataError.notInTransaction(operation: "close")) {
+      try store.transaction { try store.close() }
+    }
+    let refusal = Locked<PersistentLiveDataError?>(nil)
+    try await store.write {
+      try draft.set("b")
+      do {
+        try store.close()
+      } catch let error as PersistentLiveDataError {
+        refusal.withLock { $0 = error }
+      }
+    }
+    #expect(refusal.withLock { $0 } == .notInTransaction(operation: "close"))
+    #expect(draft.value == "b" && draft.version == 1, "the write committed; the refused calls changed nothing")
+    try store.flush()
+    try store.close()
+  }
+
   @Test func insideATransactionItIsRefusedAndChangesNothing() throws {
     let store = try PersistentStore.inMemory()
     let draft = try store.liveData("draft", default: "")

@@ -134,7 +134,9 @@ extension StoreDatabase {
   /// Makes every commit so far durable, also under ``Durability/normal``: a checkpoint syncs the WAL
   /// before copying it ("the WAL file is synced before the checkpoint begins" — SQLite, WAL docs).
   func flush() throws {
-    try withConnection { connection, _ in
+    try withConnection { connection, state in
+      // A checkpoint cannot run inside the write transaction it would have to wait for.
+      guard state.transaction == nil else { throw PersistentLiveDataError.notInTransaction(operation: "flush") }
       if options.readOnly { return }  // nothing of this store's to make durable
       _ = try connection.walCheckpoint(.passive)
     }

@@ -169,6 +169,15 @@ final class StoreDatabase: Sendable {
     guard writer.isOpen else { throw PersistentLiveDataError.storeClosed(path: path) }
   }
 
+  /// Throws ``PersistentLiveDataError/notInTransaction(operation:)`` when called from the body of a
+  /// transaction or `write` of this store (on the thread that runs it); elsewhere it waits for a running
+  /// one to end.
+  func refuseInsideTransaction(_ operation: String) throws {
+    if writer.syncIfOpen({ _, state in state.transaction != nil }) == true {
+      throw PersistentLiveDataError.notInTransaction(operation: operation)
+    }
+  }
+
   /// Stops the background work and closes the connection; later calls throw `storeClosed`. Idempotent.
   func close() {
     backgroundWork?.cancel()
