@@ -132,7 +132,8 @@ import Testing
       }
     }
     #expect(refusal.withLock { $0 } == .notInTransaction(operation: "close"))
-    #expect(draft.value == "b" && draft.version == 1, "the write committed; the refused calls changed nothing")
+    #expect(
+      draft.value == "b" && draft.version == 1, "the write committed; the refused calls changed nothing")
     try store.flush()
     try store.close()
   }

@@ -136,7 +136,9 @@ extension StoreDatabase {
   func flush() throws {
     try withConnection { connection, state in
       // A checkpoint cannot run inside the write transaction it would have to wait for.
-      guard state.transaction == nil else { throw PersistentLiveDataError.notInTransaction(operation: "flush") }
+      guard state.transaction == nil else {
+        throw PersistentLiveDataError.notInTransaction(operation: "flush")
+      }
       if options.readOnly { return }  // nothing of this store's to make durable
       _ = try connection.walCheckpoint(.passive)
     }
