@@ -13,11 +13,13 @@ extension PLDTool {
         current schema version is used (1 for a new key).
 
         A key the store has never had is restored faithfully: when every line of the key has \
-        "version" (an integer, at least 1, increasing in file order) and "writtenAt" (as export writes \
-        it), each version keeps its number and time — importing an export into an empty store gives \
-        back the same store. A key the store already has (or had: a deleted key's numbers are never \
-        reused), lines without those fields, or --renumber: every line becomes a new version of its \
-        key, numbered by the store and stamped with the current time.
+        "version" (an integer, at least 1, each one above the previous line's by one, as export writes \
+        them) and "writtenAt" (as export writes it), each version keeps its number and time — importing \
+        an export into an empty store gives back the same store. A key the store already has (or had: a \
+        deleted key's numbers are never reused), lines without those fields, or --renumber: every line \
+        becomes a new version of its key, numbered by the store and stamped with the current time. A key \
+        whose lines have versions that cannot be kept (a gap, a wrong order, no number left after the \
+        last) is renumbered too, with a note on standard error naming it.
 
         Lines are written in file order in one transaction: if any line is invalid, nothing is \
         written. Blank lines are skipped. The store must exist: a missing database file is an error, \
@@ -46,21 +48,41 @@ extension PLDTool {
       var writtenAtMilliseconds: Int64?
     }
 
-    /// The keys of `entries` whose every line has a version and a time, versions increasing in file
-    /// order: those a store without the key can take back faithfully.
-    static func restorableKeys(_ entries: [Entry]) -> Swift.Set<String> {
+    /// The keys of `entries` whose every line has a version and a time, each version one above the
+    /// previous line's of the key (the first one any, below the last number there is): those a store
+    /// without the key can take back faithfully. `renumbered` says why each key whose lines carry
+    /// versions cannot be (keys without versions are not named: they were never an export's).
+    static func restorableKeys(
+      _ entries: [Entry]
+    ) -> (restorable: Swift.Set<String>, renumbered: [(key: String, reason: String)]) {
       var last: [String: Int64] = [:]
-      var refused: Swift.Set<String> = []
-      for entry in entries {
-        guard let version = entry.version, entry.writtenAtMilliseconds != nil,
-          last[entry.key].map({ $0 < version }) ?? true
-        else {
-          refused.insert(entry.key)
+      var refused: [String: String] = [:]
+      var order: [String] = []
+      for entry in entries where refused[entry.key] == nil {
+        if last[entry.key] == nil { order.append(entry.key) }
+        guard let version = entry.version, entry.writtenAtMilliseconds != nil else {
+          refused[entry.key] = "line \(entry.line) has no \(entry.version == nil ? "version" : "writtenAt")"
+          continue
+        }
+        if let previous = last[entry.key], version != previous + 1 {
+          refused[entry.key] =
+            version <= previous
+            ? "line \(entry.line) has version \(version) after \(previous)"
+            : "versions \(previous + 1) to \(version - 1) are missing before line \(entry.line)"
+          continue
+        }
+        guard version < Int64.max else {
+          refused[entry.key] = "line \(entry.line) has the last version number, which leaves none for a write"
           continue
         }
         last[entry.key] = version
       }
-      return Swift.Set(last.keys).subtracting(refused)
+      let hadVersions = Swift.Set(entries.lazy.filter { $0.version != nil }.map(\.key))
+      let renumbered = order.compactMap { key -> (key: String, reason: String)? in
+        guard let reason = refused[key], hadVersions.contains(key) else { return nil }
+        return (key, reason)
+      }
+      return (Swift.Set(last.keys).subtracting(refused.keys), renumbered)
     }
 
     func run() throws {
@@ -70,17 +92,27 @@ extension PLDTool {
       let progress = Progress("importing", total: entries.count)
       var latest: [(key: String, version: Int64)] = []
       var indexByKey: [String: Int] = [:]
-      let restorable = renumber ? [] : Self.restorableKeys(entries)
+      let (restorable, renumbered) =
+        renumber ? ([], []) : Self.restorableKeys(entries)
+      let reasons = Dictionary(
+        renumbered.map { ($0.key, $0.reason) }, uniquingKeysWith: { first, _ in first })
       var restored: Swift.Set<String> = []
+      var notes: [String] = []
       do {
         try store.transaction {
           for entry in entries {
             var version: Int64
             do {
-              if indexByKey[entry.key] == nil, restorable.contains(entry.key),
+              if indexByKey[entry.key] == nil, restorable.contains(entry.key) || reasons[entry.key] != nil,
                 try store.headVersion(of: entry.key) == 0
               {
-                restored.insert(entry.key)
+                if let reason = reasons[entry.key] {
+                  notes.append(
+                    "Key \(TerminalText.quoted(entry.key)) was given new versions: its exported ones could not "
+                      + "be kept (\(reason)).")
+                } else {
+                  restored.insert(entry.key)
+                }
               }
               if restored.contains(entry.key), let exported = entry.version,
                 let writtenAt = entry.writtenAtMilliseconds
@@ -115,6 +147,7 @@ extension PLDTool {
       try store.close()
 
       let console = Console.current
+      for note in notes { console.writeError("Note: \(note)\n") }
       if options.json {
         console.writeJSON(
           .object([
