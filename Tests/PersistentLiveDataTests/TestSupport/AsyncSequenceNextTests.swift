@@ -142,9 +142,10 @@ import Testing
     let store = try PersistentStore.inMemory(options: StoreOptions(retention: .last(1)))
     let name = try store.liveData("name", default: "")
     try name.set("a")
-    try name.set("b")  // version 1 is pruned
+    try name.set("b")
+    try name.set("c")  // versions 1 and 2 are pruned
     let error = await #expect(throws: PersistentLiveDataError.self) {
-      try await name.changes(since: 0).next(2, timeout: .seconds(60))
+      try await name.changes(since: 1).next(2, timeout: .seconds(60))
     }
     guard case .changesPruned = error else {
       Issue.record("expected changesPruned, got \(String(describing: error))")
