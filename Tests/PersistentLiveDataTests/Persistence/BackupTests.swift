@@ -134,7 +134,9 @@ import Testing
     try store.liveData("count", default: 0).set(1)
     let nowhere = folder.path("missing/copy.db")
     let error = expectStoreError("cannotOpen") { try store.backup(to: nowhere) }
-    #expect(error?.description.contains("No such file or directory") == true)
+    #expect(
+      error?.description.contains("its folder \"\(folder.path("missing"))\" does not exist; create it first")
+        == true, "\(String(describing: error))")
     #expect(!FileManager.default.fileExists(atPath: folder.path("missing")))
     try store.close()
     expectStoreError("storeClosed") { try store.backup(to: folder.path("copy.db")) }

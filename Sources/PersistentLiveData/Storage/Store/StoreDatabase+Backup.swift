@@ -101,6 +101,11 @@ enum StoreBackup {
     case EEXIST, ELOOP: .fileExists(path: path)
     case ENOSPC, EDQUOT: .diskFull(path: path)
     case EROFS, EACCES, EPERM: .readOnly(path: path)
+    case ENOENT where !POSIX.exists(POSIX.parentFolder(of: path)):
+      .cannotOpen(
+        path: path, code: failure.code,
+        reason: "its folder \(EscapedText.quotedForMessage(POSIX.parentFolder(of: path))) does not exist; "
+          + "create it first")
     default: .cannotOpen(path: path, code: failure.code, reason: POSIX.message(for: failure.code))
     }
   }
