@@ -116,15 +116,11 @@ final class GroupCommitQueue: Sendable {
   private func drain(_ commit: Commit) {
     var lastGroup = 0
     while true {
-      var calls = take(startingGroup: true)
-      if calls.isEmpty, lastGroup > 1 {
-        // The callers just resumed are on their way back: wait for the first of them.
-        let deadline = Self.now() + Self.gatherLimit
-        while calls.isEmpty, Self.now() < deadline {
-          sched_yield()
-          calls = take(startingGroup: true)
-        }
-      }
+      // After a group of several, its callers are on their way back: wait for the first of them.
+      var calls =
+        lastGroup > 1
+        ? takeYielding(until: Self.now() + Self.gatherLimit, startingGroup: true)
+        : take(startingGroup: true)
       if calls.isEmpty { calls = take(startingGroup: true, stoppingIfNone: true) }
       guard !calls.isEmpty else { return }
       let expected = lastGroup
@@ -134,19 +130,22 @@ final class GroupCommitQueue: Sendable {
       commit(
         calls,
         {
-          while joined < expected {
-            let more = take(startingGroup: false)
-            if !more.isEmpty {
-              joined += more.count
-              return more
-            }
-            guard Self.now() < deadline else { break }
-            sched_yield()
-          }
-          return []
+          guard joined < expected else { return [] }
+          let more = takeYielding(until: deadline, startingGroup: false)
+          joined += more.count
+          return more
         },
         { waitingAtCommit = pendingCount })
       lastGroup = joined + waitingAtCommit
+    }
+  }
+
+  /// Takes the calls waiting, yielding the thread until one arrives or `deadline` passes (then none).
+  private func takeYielding(until deadline: UInt64, startingGroup: Bool) -> [Request] {
+    while true {
+      let calls = take(startingGroup: startingGroup)
+      if !calls.isEmpty || Self.now() >= deadline { return calls }
+      sched_yield()
     }
   }
 
