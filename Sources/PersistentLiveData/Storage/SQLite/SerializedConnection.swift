@@ -119,6 +119,15 @@ final class SerializedConnection<State: AnyObject>: @unchecked Sendable {
     return body(connection, state)
   }
 
+  /// Reads the state only if the lock can be had at once — it is free, or this thread holds it already —
+  /// and the connection is open; nil otherwise. Never waits for another thread.
+  func stateIfAvailable<Result>(_ body: (State) -> Result) -> Result? {
+    guard lock.try() else { return nil }
+    defer { lock.unlock() }
+    guard connection != nil else { return nil }
+    return body(state)
+  }
+
   /// Runs `finish` with the state (e.g. to drop what it holds), then closes the connection. Idempotent:
   /// `finish` runs only on the first call.
   func close(_ finish: (State) -> Void = { _ in }) {

@@ -170,10 +170,10 @@ final class StoreDatabase: Sendable {
   }
 
   /// Throws ``PersistentLiveDataError/notInTransaction(operation:)`` when called from the body of a
-  /// transaction or `write` of this store (on the thread that runs it); elsewhere it waits for a running
-  /// one to end.
+  /// transaction or `write` of this store (on the thread that runs it). It never waits: another thread's
+  /// transaction holds the lock, and this thread is then not inside it.
   func refuseInsideTransaction(_ operation: String) throws {
-    if writer.syncIfOpen({ _, state in state.transaction != nil }) == true {
+    if writer.stateIfAvailable({ $0.transaction != nil }) == true {
       throw PersistentLiveDataError.notInTransaction(operation: operation)
     }
   }
