@@ -5,6 +5,13 @@ import PersistentLiveData
 extension PLDTool {
   /// `set DB KEY JSON`: writes a new version of a key.
   struct Set: ParsableCommand {
+    /// The highest schema version stored in `database` (0 when it holds no version).
+    static func highestSchemaVersion(_ database: String) throws -> Int {
+      let inspector = try StoreAccess.inspector(database)
+      defer { inspector.close() }
+      return try inspector.highestSchemaVersion()
+    }
+
     static let configuration = CommandConfiguration(
       abstract: "Write a new version of a key (the JSON is validated first).",
       discussion: """
@@ -47,9 +54,18 @@ extension PLDTool {
       }
       if key.isEmpty { throw PersistentLiveDataError.invalidKey(key: key, reason: "a key cannot be empty") }
       let store = try StoreAccess.store(options.database, ifMissing: creation.ifMissing)
+      let highest = try schemaVersion.map { _ in try Self.highestSchemaVersion(options.database) }
       let version = try store.setJSON(Data(text.utf8), forKey: key, schemaVersion: schemaVersion)
       try store.close()
       try WrittenVersion(database: options.database, key: key, version: version).report(json: options.json)
+      if let schemaVersion, let highest, highest > 0, schemaVersion > highest {
+        // A mistyped schema version sticks: later sets of the key without the option record it too.
+        Console.current.writeError(
+          "Note: no other version in \(TerminalText.quoted(options.database)) has schema version "
+            + "\(schemaVersion) (the highest is \(highest)); an application whose type is at an older "
+            + "schema version cannot read this one, and later sets of key \(TerminalText.quoted(key)) "
+            + "without --schema-version record \(schemaVersion) too.\n")
+      }
     }
   }
 }

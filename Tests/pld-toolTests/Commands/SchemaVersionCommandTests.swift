@@ -160,6 +160,24 @@ private struct LabelV2: PersistentValue, Equatable {
     try store.close()
   }
 
+  /// A schema version above every stored one (a typo, most often) is written, with a note that says
+  /// what it means and that it sticks to the key; one already stored, or the first version of a store,
+  /// gets none.
+  @Test func setNotesASchemaVersionAboveAnyStoredOne() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try Self.makeStore(directory)
+    let typo = runInProcess(["set", path, "label", #"{"label":"x"}"#, "--schema-version", "22"])
+    #expect(typo.status == 0 && typo.stdout == "Wrote version 3 of key label.\n", "\(typo)")
+    #expect(
+      typo.stderr == "Note: no other version in \"\(path)\" has schema version 22 (the highest is 2); an "
+        + "application whose type is at an older schema version cannot read this one, and later sets of key "
+        + "\"label\" without --schema-version record 22 too.\n", "\(typo.stderr)")
+    #expect(runInProcess(["set", path, "plain", "2", "--schema-version", "2"]).stderr.isEmpty)
+    let fresh = directory.path("fresh.db")
+    #expect(runInProcess(["set", fresh, "a", "1", "--create", "--schema-version", "3"]).stderr.isEmpty)
+  }
+
   @Test func readCommandsShowSchema1ForAFileOfTheReleaseBeforeAndLeaveItUnmigrated() throws {
     let fixture = URL(fileURLWithPath: #filePath)
       .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

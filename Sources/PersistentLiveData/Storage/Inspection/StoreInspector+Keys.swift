@@ -71,6 +71,19 @@ extension StoreInspector {
     return found
   }
 
+  /// The highest value schema version any stored version was written with (0 for a store without
+  /// versions, 1 for a file older than the column).
+  ///
+  /// ```swift
+  /// if requested > (try inspector.highestSchemaVersion()) { warnThatAppsMayNotReadIt() }
+  /// ```
+  package func highestSchemaVersion() throws -> Int {
+    guard hasValuesTable else { return 0 }
+    return try reading {
+      Int(clamping: try connection.scalarInt64("SELECT max(\(schemaVersionColumn)) FROM pld_values") ?? 0)
+    }
+  }
+
   /// Every key with at least one stored version, in byte order, without reading history rows.
   ///
   /// - Throws: A ``PersistentLiveDataError`` naming the file.
