@@ -29,23 +29,30 @@ extension PLDTool {
     func run() throws {
       let inspector = try StoreAccess.inspector(options.database, salvaging: salvage)
       defer { inspector.close() }
-      if let key { _ = try inspector.keyStatistics(for: key) }
       let console = Console.current
-      let progress = Progress(
-        "exporting", total: console.isErrorTerminal ? try inspector.rowCount(key: key) : 0)
-      defer { progress.finish() }
       guard salvage else {
+        if let key { _ = try inspector.keyStatistics(for: key) }
+        let progress = Progress(
+          "exporting", total: console.isErrorTerminal ? try inspector.rowCount(key: key) : 0)
+        defer { progress.finish() }
         try inspector.forEachRow(key: key) { row in
           console.writeLine(RowOutput(row).json.compact)
           progress.advance()
         }
         return
       }
+      // No count first (it would stop at the damage), nor a look-up of the key: the salvage alone reads.
+      let progress = Progress("exporting", total: 0)
+      defer { progress.finish() }
       var exported = 0
       let unreadable = try inspector.salvageRows(key: key) { row in
         console.writeLine(RowOutput(row).json.compact)
         exported += 1
         progress.advance()
+      }
+      progress.finish()
+      if let key, exported == 0, unreadable.isEmpty {
+        throw InspectionError.unknownKey(path: options.database, key: key)
       }
       guard !unreadable.isEmpty else { return }
       if exported == 0 {

@@ -52,10 +52,11 @@ final class Progress {
     guard console.isErrorTerminal else { return }
     let now = Date()
     guard now.timeIntervalSince(start) >= Self.delay else { return }
-    if let lastDrawn, now.timeIntervalSince(lastDrawn) < Self.interval, done < total { return }
+    // An unknown total (0) is redrawn at the interval too; a known one also when it is reached.
+    if let lastDrawn, now.timeIntervalSince(lastDrawn) < Self.interval, total == 0 || done < total { return }
     lastDrawn = now
     isVisible = true
-    let percent = total > 0 ? " (\(done * 100 / total)%)" : ""
-    console.writeError("\r\u{1B}[K\(label): \(done) of \(total)\(percent)")
+    let count = total > 0 ? "\(done) of \(total) (\(done * 100 / total)%)" : "\(done)"
+    console.writeError("\r\u{1B}[K\(label): \(count)")
   }
 }

@@ -25,6 +25,9 @@ package enum InspectionError: Error, CustomStringConvertible, Equatable, Sendabl
     path: String, key: String, version: Int64, oldest: Int64, latest: Int64, removedAt: Int64?)
   /// The stored payload of `version` of `key` is not valid JSON.
   case invalidPayload(path: String, key: String, version: Int64)
+  /// Nothing can be read from the file: `reason` says why (a truncation that took the tables'
+  /// definitions). Only a backup holds its contents.
+  case unreadable(path: String, reason: String)
 
   /// One sentence naming the file, key and version involved.
   ///
@@ -61,6 +64,9 @@ package enum InspectionError: Error, CustomStringConvertible, Equatable, Sendabl
     case .invalidPayload(let path, let key, let version):
       return
         "Version \(version) of key \(EscapedText.quotedForMessage(key)) in \(EscapedText.quotedForMessage(path)) is not valid JSON."
+    case .unreadable(let path, let reason):
+      return
+        "Nothing can be read from \(EscapedText.quotedForMessage(path)) (\(reason)); restore a backup. The file was left as it is."
     }
   }
 

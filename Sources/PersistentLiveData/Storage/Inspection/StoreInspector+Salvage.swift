@@ -81,6 +81,12 @@ extension StoreInspector {
     return position.key.utf8.lexicographicallyPrecedes(row.key.utf8)
   }
 
+  /// Whether `row` comes before `position` in the table's order.
+  private static func isBefore(_ row: StoredRow, _ position: (key: String, version: Int64)) -> Bool {
+    if row.key == position.key { return row.version < position.version }
+    return row.key.utf8.lexicographicallyPrecedes(position.key.utf8)
+  }
+
   /// Steps through the rows of `key` (or all) in one direction while `visit` returns true; returns
   /// SQLite's words if a damaged page stopped it, nil if it ended. Other errors are thrown.
   private func scan(
@@ -93,9 +99,16 @@ extension StoreInspector {
     defer { statement.finalize() }
     if let key { try statement.bind(key, at: 1) }
     do {
+      var previous: (key: String, version: Int64)?
       while try statement.step() {
         let row = Self.keyedRow(statement)
         if let problem = Self.misreading(row) { return problem }
+        // A page copied over another (a misplaced write) reads as rows out of the table's order.
+        if let previous, descending ? !Self.isBefore(row, previous) : !Self.isAfter(row, previous) {
+          return "a row out of order: key \(EscapedText.quotedForMessage(row.key)) version \(row.version) "
+            + "after key \(EscapedText.quotedForMessage(previous.key)) version \(previous.version)"
+        }
+        previous = (row.key, row.version)
         if try !visit(row) { return nil }
       }
       return nil

@@ -85,6 +85,13 @@ package final class StoreInspector {
     accessMode = opened.mode
     schemaVersion = opened.schemaVersion
     hasValuesTable = opened.hasValuesTable
+    if let truncation, !hasValuesTable {
+      // The definitions of the tables are gone with the end of the file: salvaging would find nothing
+      // and call it an empty store.
+      connection.close()
+      throw InspectionError.unreadable(
+        path: path, reason: "\(truncation): the file ends before the definitions of its tables")
+    }
   }
 
   deinit {
