@@ -297,7 +297,8 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
         "Migration \(version) (\(EscapedText.quotedForMessage(name))) of \(EscapedText.quotedForMessage(path)) failed (\(reason)); it was rolled back, leaving the file at schema version \(version - 1): report the cause to the app's developers."
     case .notInTransaction(let operation):
       return
-        "\(operation) cannot run inside a transaction { }; call it before or after the transaction. Nothing was changed."
+        "\(operation) cannot run inside the body of a transaction { } or write { } of the same store; call it "
+        + "before or after it. Nothing was changed."
     case .schemaTooOld(let path, let found, let required):
       return
         "\(EscapedText.quotedForMessage(path)) has schema version \(found), older than the \(required) this library "

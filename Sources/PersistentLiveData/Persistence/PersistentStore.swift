@@ -125,8 +125,7 @@ public final class PersistentStore: Sendable {
   /// for key in try store.keys() { print(key) }
   /// ```
   /// - Returns: The keys, sorted by their UTF-8 bytes; empty for a new store.
-  /// - Throws: ``PersistentLiveDataError/storeClosed(path:)``, ``PersistentLiveDataError/notInTransaction(operation:)``
-  ///   from the body of a transaction or `write` of this store, or a storage error.
+  /// - Throws: ``PersistentLiveDataError/storeClosed(path:)`` or a storage error.
   public func keys() throws -> [String] {
     try database.keys()
   }
@@ -162,7 +161,8 @@ public final class PersistentStore: Sendable {
   /// ```swift
   /// try store.flush()   // before a planned shutdown
   /// ```
-  /// - Throws: ``PersistentLiveDataError/storeClosed(path:)`` or a storage error.
+  /// - Throws: ``PersistentLiveDataError/storeClosed(path:)``, ``PersistentLiveDataError/notInTransaction(operation:)``
+  ///   from the body of a transaction or `write` of this store, or a storage error.
   public func flush() throws {
     try database.flush()
   }

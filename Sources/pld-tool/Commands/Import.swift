@@ -18,8 +18,8 @@ extension PLDTool {
         an export into an empty store gives back the same store. A key the store already has (or had: a \
         deleted key's numbers are never reused), lines without those fields, or --renumber: every line \
         becomes a new version of its key, numbered by the store and stamped with the current time. A key \
-        whose lines have versions that cannot be kept (a gap, a wrong order, no number left after the \
-        last) is renumbered too, with a note on standard error naming it.
+        whose lines have versions that cannot be kept (a gap, a wrong order, a number in the upper half \
+        of the range) is renumbered too, with a note on standard error naming it.
 
         Lines are written in file order in one transaction: if any line is invalid, nothing is \
         written. Blank lines are skipped. The store must exist: a missing database file is an error, \
@@ -48,6 +48,9 @@ extension PLDTool {
       var writtenAtMilliseconds: Int64?
     }
 
+    /// The highest exported version kept as it is: half the range.
+    static let highestRestorableVersion = Int64.max / 2
+
     /// The keys of `entries` whose every line has a version and a time, each version one above the
     /// previous line's of the key (the first one any, below the last number there is): those a store
     /// without the key can take back faithfully. `renumbered` says why each key whose lines carry
@@ -71,8 +74,11 @@ extension PLDTool {
             : "versions \(previous + 1) to \(version - 1) are missing before line \(entry.line)"
           continue
         }
-        guard version < Int64.max else {
-          refused[entry.key] = "line \(entry.line) has the last version number, which leaves none for a write"
+        // A key near the end of the range could take a few more writes and then neither a write nor a
+        // deletion (each takes a number); no store gets there by writing.
+        guard version <= Self.highestRestorableVersion else {
+          refused[entry.key] =
+            "line \(entry.line) has version \(version), too close to the last number for later writes"
           continue
         }
         last[entry.key] = version

@@ -116,8 +116,8 @@ import Testing
       result.stderr == """
         Note: Key "gapped" was given new versions: its exported ones could not be kept (versions 3 to 8 \
         are missing before line 4).
-        Note: Key "last" was given new versions: its exported ones could not be kept (line 5 has the last \
-        version number, which leaves none for a write).
+        Note: Key "last" was given new versions: its exported ones could not be kept (line 5 has version \
+        9223372036854775807, too close to the last number for later writes).
         Note: Key "unordered" was given new versions: its exported ones could not be kept (line 8 has \
         version 2 after 2).
         Note: Key "partial" was given new versions: its exported ones could not be kept (line 9 has no \
