@@ -30,6 +30,10 @@ struct StoreOpener {
     let hadWriteAheadLog = StoreFileValidator.hasWriteAheadLog(path)
     let connection = try map(path: path) { try SQLiteConnection(path: path, mode: .readWrite) }
     do {
+      // Before the first read: another process closing the file (its last connection checkpoints and
+      // removes the WAL) or recovering it holds a lock for a moment, and a read without a busy timeout
+      // fails at once with "database is locked".
+      try map(path: path) { try connection.busyTimeout(options.busyTimeoutMilliseconds) }
       _ = try map(path: path) {
         try StoreFileValidator.checkContents(
           of: connection, path: path, file: file, verifyingIntegrity: options.verifiesIntegrityOnOpen)
@@ -84,6 +88,7 @@ struct StoreOpener {
   /// WAL, `synchronous` from the durability option, the busy timeout, then migrations.
   private func configure(_ connection: SQLiteConnection, path: String) throws -> [Migration] {
     try map(path: path) {
+      // A file's connection has it already (set before its first read); `:memory:` gets it here.
       try connection.busyTimeout(options.busyTimeoutMilliseconds)
       if path != ":memory:" {
         let mode = try connection.setPragma("journal_mode", "WAL")
