@@ -178,6 +178,13 @@ package enum StoreFileValidator {
   ///   - supportedVersion: The newest schema version the caller knows.
   /// - Throws: ``SQLiteError`` (`SQLITE_NOTADB`, `SQLITE_CORRUPT`, I/O errors …).
   package static func identify(_ connection: SQLiteConnection, supportedVersion: Int) throws -> Identity {
+    // One snapshot for the three reads: another process may create the store (application id, version
+    // and tables in one transaction) between them, and a mix of before and after reads as foreign.
+    guard connection.isInTransaction else {
+      return try connection.inTransaction(.deferred) {
+        try identify(connection, supportedVersion: supportedVersion)
+      }
+    }
     let applicationID = Int32(truncatingIfNeeded: try connection.pragmaInt("application_id"))
     let version = try Migrator().schemaVersion(of: connection)
     if applicationID != Migrator.applicationID {

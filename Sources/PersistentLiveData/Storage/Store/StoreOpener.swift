@@ -25,8 +25,26 @@ struct StoreOpener {
       return Opened(connection: connection, registration: nil, appliedMigrations: applied)
     }
     if options.readOnly { return try openReadOnly(at: path) }
-    let file = try prepareFile(at: path)
-    let registration = try OpenFileRegistration(path: path)
+    var file = try prepareFile(at: path)
+    let registration = try OpenFileRegistration(path: path)  // of the file prepareFile made sure exists
+    // SQLite returns "database is locked" without calling the busy handler in a few moments — another
+    // process creating the file, or switching it to WAL — so the open itself waits as a busy timeout
+    // would, then tries again from the file check.
+    let deadline = ContinuousClock.now + .milliseconds(options.busyTimeoutMilliseconds)
+    while true {
+      do {
+        return try openFile(at: path, file: file, registration: registration)
+      } catch PersistentLiveDataError.busy where ContinuousClock.now < deadline {
+        usleep(2_000)
+        file = try prepareFile(at: path)
+      }
+    }
+  }
+
+  /// One attempt to open and configure the file at `path`.
+  private func openFile(
+    at path: String, file: StoreFileValidator.FileVerdict, registration: OpenFileRegistration
+  ) throws -> Opened {
     let hadWriteAheadLog = StoreFileValidator.hasWriteAheadLog(path)
     let connection = try map(path: path) { try SQLiteConnection(path: path, mode: .readWrite) }
     do {
