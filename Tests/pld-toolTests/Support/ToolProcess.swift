@@ -48,6 +48,10 @@ final class ToolProcess {
     var output: [Int32] = [0, 0]
     var error: [Int32] = [0, 0]
     guard pipe(&input) == 0, pipe(&output) == 0, pipe(&error) == 0 else { throw POSIXError(.EMFILE) }
+    // Close-on-exec: a process another test spawns meanwhile (a PostgreSQL server, which lives for the
+    // whole run) would otherwise inherit the write ends, and the output would never end. dup2 in the
+    // child clears the flag on its 0, 1 and 2.
+    for fd in input + output + error { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -193,7 +197,10 @@ final class ToolProcess {
       var status: Int32 = 0
       let waited = waitpid(pid, &status, WNOHANG)
       if waited == pid {
-        while !(stdoutClosed && stderrClosed) { pump(timeout: 1) }
+        // The child has exited: what it wrote is in the pipes. Should another process still hold a
+        // write end, stop reading after a few seconds rather than wait for it.
+        let drained = Date().addingTimeInterval(5)
+        while !(stdoutClosed && stderrClosed), Date() < drained { pump(timeout: 0.1) }
         let signal = status & 0x7F
         exitStatus = signal == 0 ? (status >> 8) & 0xFF : 128 + signal
         return exitStatus
