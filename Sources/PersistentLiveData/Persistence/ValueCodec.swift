@@ -13,6 +13,8 @@ package enum ValueCodec {
   private static let decoder = JSONDecoder()
 
   package static func encode<Value: Encodable>(_ value: Value, key: String) throws -> Data {
+    // The same bytes as the JSONEncoder below, faster; it declines what only JSONEncoder writes.
+    if let text = JSONTextEncoder.encode(value) { return text }
     do {
       return try encoder.encode(value)
     } catch {
