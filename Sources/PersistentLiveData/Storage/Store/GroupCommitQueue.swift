@@ -1,4 +1,5 @@
 internal import Dispatch
+internal import Synchronization
 
 #if canImport(Glibc)
 internal import Glibc
@@ -51,6 +52,9 @@ final class GroupCommitQueue: Sendable {
   }
 
   private let state = Locked(State())
+  /// How many calls wait, readable without the lock: the writer polls it while it gathers, and a poll
+  /// that took the lock would make every arriving caller wait for it.
+  private let waiting = Atomic<Int>(0)
   private let writer = DispatchQueue(label: "PersistentLiveData.writer")
 
   /// How many calls wait for the writer to take them.
@@ -81,6 +85,7 @@ final class GroupCommitQueue: Sendable {
     let outcome = state.withLock { state -> (start: Bool, refused: (any Error)?) in
       if let closedError = state.closedError { return (false, closedError) }
       state.pending.append(request)
+      waiting.store(state.pending.count, ordering: .releasing)
       guard !state.isDraining else { return (false, nil) }
       state.isDraining = true
       return (true, nil)
@@ -97,6 +102,7 @@ final class GroupCommitQueue: Sendable {
   func withdraw(_ id: UInt64, with error: any Error) {
     let withdrawn = state.withLock { state -> Request? in
       guard let index = state.pending.firstIndex(where: { $0.id == id }) else { return nil }
+      defer { waiting.store(state.pending.count, ordering: .releasing) }
       return state.pending.remove(at: index)
     }
     withdrawn?.finish(error)
@@ -105,12 +111,15 @@ final class GroupCommitQueue: Sendable {
   /// Refuses later calls with `error` and fails the ones still waiting; a group already committing
   /// finishes first (its calls then get the store's answer).
   func close(with error: any Error) {
-    let waiting = state.withLock { state -> [Request] in
+    let refused = state.withLock { state -> [Request] in
       state.closedError = error
-      defer { state.pending.removeAll() }
+      defer {
+        state.pending.removeAll()
+        waiting.store(0, ordering: .releasing)
+      }
       return state.pending
     }
-    for request in waiting { request.finish(error) }
+    for request in refused { request.finish(error) }
   }
 
   private func drain(_ commit: Commit) {
@@ -143,8 +152,11 @@ final class GroupCommitQueue: Sendable {
   /// Takes the calls waiting, yielding the thread until one arrives or `deadline` passes (then none).
   private func takeYielding(until deadline: UInt64, startingGroup: Bool) -> [Request] {
     while true {
-      let calls = take(startingGroup: startingGroup)
-      if !calls.isEmpty || Self.now() >= deadline { return calls }
+      if waiting.load(ordering: .acquiring) > 0 {
+        let calls = take(startingGroup: startingGroup)
+        if !calls.isEmpty { return calls }
+      }
+      if Self.now() >= deadline { return [] }
       sched_yield()
     }
   }
@@ -160,7 +172,10 @@ final class GroupCommitQueue: Sendable {
       }
       if startingGroup { state.groups += 1 }
       state.calls += state.pending.count
-      defer { state.pending.removeAll(keepingCapacity: true) }
+      defer {
+        state.pending.removeAll(keepingCapacity: true)
+        waiting.store(0, ordering: .releasing)
+      }
       return state.pending
     }
   }

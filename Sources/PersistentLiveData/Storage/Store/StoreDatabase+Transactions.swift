@@ -47,31 +47,47 @@ extension StoreDatabase {
 final class TransactionContext {
   private var writes: [(write: PendingWrite, committed: CommittedVersion)] = []
   private(set) var staged: [String: (value: any Sendable, version: Int64)] = [:]
+  /// What each `record` replaced in `staged`, so that a savepoint rolled back restores it. (A copy of
+  /// `staged` per savepoint would copy the whole dictionary for every call of a group commit.)
+  private var stagedUndo: [(key: String, previous: (value: any Sendable, version: Int64)?)] = []
   private var savepointDepth = 0
+
+  /// The savepoint statements of the first nesting levels, written once.
+  private static let savepointSQL = (1...4).map {
+    ("SAVEPOINT pld_savepoint_\($0)", "RELEASE pld_savepoint_\($0)")
+  }
 
   /// Records a write made inside the transaction; it is applied to memory at the commit.
   func record(_ write: PendingWrite, committed: CommittedVersion) {
     writes.append((write, committed))
-    if let value = write.staged { staged[write.key] = (value, committed.version) }
+    if let value = write.staged {
+      let previous = staged.updateValue((value, committed.version), forKey: write.key)
+      if savepointDepth > 0 { stagedUndo.append((write.key, previous)) }
+    }
   }
 
   /// Runs `body` in a savepoint; if it throws, its writes are undone and forgotten.
   func nested(connection: SQLiteConnection, _ body: () throws -> Void) throws {
     savepointDepth += 1
     defer { savepointDepth -= 1 }
-    let name = "pld_savepoint_\(savepointDepth)"
+    let depth = savepointDepth
+    let (savepoint, release) =
+      depth <= Self.savepointSQL.count
+      ? Self.savepointSQL[depth - 1] : ("SAVEPOINT pld_savepoint_\(depth)", "RELEASE pld_savepoint_\(depth)")
     let mark = writes.count
-    let stagedBefore = staged
+    let undoMark = stagedUndo.count
     // Cached: a group commit runs one savepoint per call.
-    try connection.cachedStatement("SAVEPOINT \(name)").run()
+    try connection.cachedStatement(savepoint).run()
     do {
       try body()
-      try connection.cachedStatement("RELEASE \(name)").run()
+      try connection.cachedStatement(release).run()
+      if savepointDepth == 1 { stagedUndo.removeAll(keepingCapacity: true) }
     } catch {
-      try? connection.execute("ROLLBACK TO \(name)")
-      try? connection.execute("RELEASE \(name)")
+      try? connection.execute("ROLLBACK TO pld_savepoint_\(depth)")
+      try? connection.execute(release)
       writes.removeSubrange(mark...)
-      staged = stagedBefore
+      for (key, previous) in stagedUndo[undoMark...].reversed() { staged[key] = previous }
+      stagedUndo.removeSubrange(undoMark...)
       throw error
     }
   }
