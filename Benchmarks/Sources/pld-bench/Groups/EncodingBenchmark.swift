@@ -77,7 +77,7 @@ struct EncodingBenchmark {
 
     var sink = 0
     let steps: [(name: String, run: @MainActor () throws -> Void)] = [
-      ("JSONEncoder, sorted keys (library)", { sink &+= try sorted.encode(values.take()).count }),
+      ("JSONEncoder, sorted keys (raw)", { sink &+= try sorted.encode(values.take()).count }),
       ("JSONEncoder, unsorted", { sink &+= try unsorted.encode(values.take()).count }),
       (
         "JSONSerialization, prebuilt dictionary",
@@ -116,7 +116,7 @@ struct EncodingBenchmark {
     ]
     // Sizes of one value through each encoder, for the table.
     let sample = make(1)
-    bytes["JSONEncoder, sorted keys (library)"] = try sorted.encode(sample).count
+    bytes["JSONEncoder, sorted keys (raw)"] = try sorted.encode(sample).count
     bytes["JSONEncoder, unsorted"] = try unsorted.encode(sample).count
     let serialized = try JSONSerialization.data(
       withJSONObject: sample[keyPath: jsonObject], options: [.sortedKeys])
