@@ -6,7 +6,7 @@ import Testing
 
 extension Persistence {
   /// `set` and `update` from several real threads at once: every write is a version, none is lost.
-  @Suite(.timeLimit(.minutes(3))) struct ConcurrentWriteTests {
+  @Suite(.timeLimit(deadlockTimeLimit)) struct ConcurrentWriteTests {
     @Test func fourThreadsTimesTwoHundredSetsGiveEightHundredGapFreeVersions() throws {
       let folder = try TemporaryDirectory()
       let path = folder.path("store.db")

@@ -236,7 +236,7 @@ extension Persistence {
 
     /// Alone it takes well under a second; the limit allows for sanitizers and for suites that keep the
     /// main actor busy meanwhile. A deadlock never finishes.
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(deadlockTimeLimit))
     func callbacksReadingTheStoreDoNotDeadlockWithWritersOnOtherThreads() async throws {
       let folder = try TemporaryDirectory()
       let store = try PersistentStore(path: folder.path("store.db"))

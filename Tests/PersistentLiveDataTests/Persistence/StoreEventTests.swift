@@ -4,7 +4,7 @@ import PersistentLiveData
 import Testing
 
 /// `PersistentStore.events()`: what would reach only a logger reaches the app.
-@Suite(.timeLimit(.minutes(3))) struct StoreEventTests {
+@Suite(.timeLimit(deadlockTimeLimit)) struct StoreEventTests {
   @Test func aVersionWrittenElsewhereThatDoesNotDecodeIsAnEvent() async throws {
     let folder = try TemporaryDirectory("events")
     let path = folder.path("flags.db")

@@ -1,0 +1,9 @@
+import Foundation
+import Testing
+
+/// The limit of a test that guards against a deadlock: three minutes, or ten under a sanitizer
+/// (`PLD_TESTS_UNDER_SANITIZER`). Alone such a test takes well under a second; in the whole parallel run
+/// it waits for a main actor the other suites keep busy, and under ThreadSanitizer that wait alone has
+/// reached 280 s (a CI run failed so). A deadlock never finishes, whatever the limit.
+let deadlockTimeLimit: TimeLimitTrait.Duration =
+  ProcessInfo.processInfo.environment["PLD_TESTS_UNDER_SANITIZER"] == nil ? .minutes(3) : .minutes(10)
