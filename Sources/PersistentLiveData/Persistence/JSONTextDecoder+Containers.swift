@@ -106,15 +106,6 @@ final class TextDecoder: Decoder {
   func isNull(_ index: Int) -> Bool { tape.nodes[index].kind == .null }
 }
 
-/// A key of an array element's coding path, as JSONDecoder names it.
-struct TextDecodingIndexKey: CodingKey {
-  let intValue: Int?
-  var stringValue: String { "Index \(intValue ?? 0)" }
-  init(index: Int) { intValue = index }
-  init?(stringValue: String) { nil }
-  init?(intValue: Int) { self.intValue = intValue }
-}
-
 /// The members of an object node: where each key's value is.
 struct TextKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
   let decoder: TextDecoder
@@ -285,20 +276,20 @@ struct TextUnkeyedDecodingContainer: UnkeyedDecodingContainer {
   mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try decoder.integer(type, advance()) }
 
   mutating func decode<Value: Decodable>(_ type: Value.Type) throws -> Value {
-    let key = TextDecodingIndexKey(index: currentIndex)
+    let key = TextIndexKey(index: currentIndex)
     return try decoder.decode(type, at: advance(), key: key)
   }
 
   mutating func nestedContainer<NestedKey: CodingKey>(
     keyedBy type: NestedKey.Type
   ) throws -> KeyedDecodingContainer<NestedKey> {
-    let key = TextDecodingIndexKey(index: currentIndex)
+    let key = TextIndexKey(index: currentIndex)
     return KeyedDecodingContainer(
       try TextKeyedDecodingContainer<NestedKey>(decoder: decoder, object: advance(), path: path + [key]))
   }
 
   mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-    let key = TextDecodingIndexKey(index: currentIndex)
+    let key = TextIndexKey(index: currentIndex)
     return try TextUnkeyedDecodingContainer(decoder: decoder, array: advance(), path: path + [key])
   }
 

@@ -176,7 +176,7 @@ final class TextEncoder: Encoder {
   }
 }
 
-/// A key of an array element's coding path, as JSONEncoder names it.
+/// A key of an array element's coding path, as JSONEncoder and JSONDecoder name it (both codecs use it).
 struct TextIndexKey: CodingKey {
   let intValue: Int?
   var stringValue: String { "Index \(intValue ?? 0)" }
