@@ -59,39 +59,35 @@ struct SharedListener: Sendable {
 
   private func listen() async {
     let delays = database.options.reconnectDelay
-    // Failed attempts since the last session that listened; reset by a session once it listens.
-    let failures = Locked(0)
+    // Failed attempts since the last session that listened, and how many of them ran out of time.
+    var failures = 0
+    var slow = 0
     while !Task.isCancelled {
       // A healthy server lets a session listen and catch up in milliseconds, but a lease or a LISTEN sent
       // while the server restarts can hang until its deadline: a short deadline first, so that a replica
-      // is current soon after a restart, doubling after each failure (a large catch-up still completes),
-      // up to the operation timeout.
-      let attempt = min(
-        Self.firstListenDeadline * (1 << min(failures.withLock { $0 }, 16)), database.options.operationTimeout
-      )
+      // is current soon after a restart, doubling after each attempt that ran out of time (a loaded
+      // server or a large catch-up still gets there), up to the operation timeout. A refused connection
+      // says nothing of the server's speed and leaves the deadline as it is.
+      let attempt = min(Self.firstListenDeadline * (1 << min(slow, 16)), database.options.operationTimeout)
       do {
         try await listenOnce(deadline: attempt) {
-          let failed = failures.withLock { failed in
-            defer { failed = 0 }
-            return failed
+          if failures > 0 {
+            database.logger.info("Listening again; caught up", metadata: ["attempts": "\(failures)"])
           }
-          if failed > 0 {
-            database.logger.info("Listening again; caught up", metadata: ["attempts": "\(failed)"])
-          }
+          failures = 0
+          slow = 0
         }
       } catch {
         if Task.isCancelled { return }
-        let failed = failures.withLock { failed in
-          failed += 1
-          return failed
-        }
-        if failed == 1 {
+        failures += 1
+        if case SharedStoreError.timedOut = error { slow += 1 }
+        if failures == 1 {
           database.logger.warning(
             "Lost the connection that listens for other replicas' writes; reconnecting",
             metadata: ["error": "\(SharedDatabase.describe(error))"])
         }
         // 10 ms, 20 ms, 40 ms … up to the longest delay.
-        let delay = min(delays.lowerBound * (1 << min(failed - 1, 16)), delays.upperBound)
+        let delay = min(delays.lowerBound * (1 << min(failures - 1, 16)), delays.upperBound)
         try? await Task.sleep(for: delay)
       }
     }
@@ -111,26 +107,34 @@ struct SharedListener: Sendable {
   /// given up and made again.
   static let firstListenDeadline = Duration.milliseconds(500)
 
-  /// One listening session: lease a connection, `LISTEN`, catch up, call `established`, consume until the
-  /// connection drops.
+  /// One listening session: lease a connection, `LISTEN`, catch up, name the connection, call `established`
+  /// (unless the session was given up meanwhile), consume until the connection drops.
   ///
   /// The session runs in a task of its own and is given up (cancelled, not awaited) when it has not
   /// started listening within `deadline`: a lease or a `LISTEN` sent while the server restarts
   /// can hang far longer than that, and the next attempt must not wait for it.
-  private func listenOnce(deadline: Duration, established: @escaping @Sendable () -> Void) async throws {
+  private func listenOnce(deadline: Duration, established: () -> Void) async throws {
     let started = ChangeSignal()
     let noticed = started.generation
+    // Set by the session once it listens and caught up; read only when the session was not given up, so
+    // that a session abandoned by its deadline that gets there later counts for nothing. (When abandoned
+    // sessions reset the failure count, a server slower than the first deadlines kept every new attempt on
+    // those deadlines: under load no replica listened for minutes.)
+    let listening = Locked(false)
     let session = Task {
       defer { started.signal() }
       try await database.client.withConnection { connection in
         do {
-          try await connection.query(
-            "SET application_name = '\(unescaped: SharedListener.applicationName)'",
-            logger: SharedSchema.quiet)
           try await connection.listen(on: SharedDatabase.channel) { notifications in
             let route = ReadRoute.connection(connection)
             try await catchUp(via: route)
-            established()
+            // A session given up meanwhile ends here, never named: only a session that listens in time
+            // shows in pg_stat_activity as a listener, and a slow server is not left with two per replica.
+            try Task.checkCancellation()
+            try await connection.query(
+              "SET application_name = '\(unescaped: SharedListener.applicationName)'",
+              logger: SharedSchema.quiet)
+            listening.withLock { $0 = true }
             started.signal()
             try await consume(notifications, readingOn: route)
           }
@@ -149,6 +153,7 @@ struct SharedListener: Sendable {
       session.cancel()
       throw error
     }
+    if listening.withLock({ $0 }) { established() }
     try await withTaskCancellationHandler {
       try await session.value
     } onCancel: {

@@ -145,13 +145,20 @@ struct SharedFailureTests {
     listening.catchUpInterval = .seconds(600)
     let a = fixture.replica()
     let b = fixture.replica(options: listening)
-    #expect(try await eventually { try Listeners.pids(fixture).count == 2 }, "both replicas listen")
+    try await Listeners.expectListening([a, b], fixture, "both replicas listen")
     let killed = Locked<Set<Int>>([])
     _ = try await Outage.exercise(
       fixture: fixture, writer: a, observer: b, keys: (1...3).map { "listen-\($0)" }
     ) { _ in
-      let pids = try Listeners.pids(fixture)
-      killed.withLock { $0 = pids }
+      // A replica's listener may be between two connections for a moment (the old one's backend still
+      // shown while it exits): the two that listen once that settled.
+      #expect(
+        try await eventually {
+          let now = try Listeners.pids(fixture)
+          killed.withLock { $0 = now }
+          return now.count == 2
+        }, "two listening connections: \(killed.withLock { $0 })")
+      let pids = killed.withLock { $0 }
       #expect(try Listeners.terminate(pids, fixture) == 2, "both listening connections were terminated")
       let replaced = try await eventually {
         let now = try Listeners.pids(fixture)
@@ -243,8 +250,7 @@ struct SharedFailureTests {
       }
     }
     #expect(failures.all.isEmpty)
-    #expect(
-      try await eventually { try Listeners.pids(fixture).count == 6 }, "every run() got past the schema")
+    try await Listeners.expectListening(replicas, fixture, "every run() got past the schema")
     let schemaRows = try fixture.psql("SELECT count(*) FROM pld_schema")
     #expect(schemaRows == "1")
     let versions = try fixture.psql("SELECT string_agg(version::text, ',') FROM pld_schema")
@@ -276,7 +282,7 @@ struct SharedFailureTests {
     var observing: [SharedLiveData<String>] = []
     for key in keys { observing.append(try await b.store.liveData(key, default: "")) }
     let onB = observing
-    #expect(try await eventually { try Listeners.pids(fixture).count == 2 }, "both replicas listen")
+    try await Listeners.expectListening([a, b], fixture, "both replicas listen")
 
     var onA: [SharedLiveData<String>] = []
     for key in keys { onA.append(try await a.store.liveData(key, default: "")) }
@@ -365,7 +371,7 @@ struct SharedFailureTests {
     #expect(newNote.value == NoteV2(title: "b", pinned: false), "an older row is upgraded")
     try await newNote.set(NoteV2(title: "c", pinned: true))
     #expect(newNote.version == 3)
-    #expect(try await eventually { try Listeners.pids(fixture).count == 4 }, "every replica listens")
+    try await Listeners.expectListening(olds + [newer], fixture, "every replica listens")
     try await newer.store.liveData("marker", default: 0).set(1)
 
     for (index, policy) in policies.enumerated() {
@@ -649,6 +655,24 @@ final class Watch: Sendable {
 
 /// The backends that listen for a fixture's notifications (`LISTEN "pld_changes"` is all they ever ran).
 enum Listeners {
+  /// Waits until as many connections listen on the fixture's database as there are `replicas`; when
+  /// they do not, records an issue saying how many did and what each replica's `run()` ended with.
+  static func expectListening(
+    _ replicas: [Replica], _ fixture: SharedFixture, _ what: Comment,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) async throws {
+    let seen = Locked(0)
+    let all = try await eventually {
+      let count = try pids(fixture).count
+      seen.withLock { $0 = count }
+      return count == replicas.count
+    }
+    let outcomes = replicas.map { $0.runOutcome.value ?? "running" }
+    #expect(
+      all, "\(what): \(seen.withLock { $0 }) of \(replicas.count) listen; run(): \(outcomes)",
+      sourceLocation: sourceLocation)
+  }
+
   static func pids(_ fixture: SharedFixture) throws -> Set<Int> {
     let text = try fixture.psql(
       """
