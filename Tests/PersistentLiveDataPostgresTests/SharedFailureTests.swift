@@ -154,14 +154,14 @@ struct SharedFailureTests {
       // shown while it exits): the two that listen once that settled.
       #expect(
         try await eventually {
-          let now = try Listeners.pids(fixture)
+          let now = try await Listeners.pids(fixture)
           killed.withLock { $0 = now }
           return now.count == 2
         }, "two listening connections: \(killed.withLock { $0 })")
       let pids = killed.withLock { $0 }
       #expect(try Listeners.terminate(pids, fixture) == 2, "both listening connections were terminated")
       let replaced = try await eventually {
-        let now = try Listeners.pids(fixture)
+        let now = try await Listeners.pids(fixture)
         return now.count == 2 && now.isDisjoint(with: pids)
       }
       #expect(replaced, "both replicas listen again on new connections")
@@ -182,7 +182,7 @@ struct SharedFailureTests {
       SELECT key_hash, version, version::text, 1 FROM head
       """)
     #expect(quietOnB.version == 1, "nothing told B yet")
-    #expect(try Listeners.terminate(Listeners.pids(fixture), fixture) == 2)
+    #expect(try await Listeners.terminate(Listeners.pids(fixture), fixture) == 2)
     #expect(
       await eventually(.seconds(3)) { quietOnB.version == 2 }, "B caught up by version after listening again")
     #expect(quietOnB.value == 2)
@@ -663,22 +663,28 @@ enum Listeners {
   ) async throws {
     let seen = Locked(0)
     let all = try await eventually {
-      let count = try pids(fixture).count
+      let count = try await pids(fixture).count
       seen.withLock { $0 = count }
       return count == replicas.count
     }
     let outcomes = replicas.map { $0.runOutcome.value ?? "running" }
+    let logs = replicas.enumerated().map { "replica \($0.offset):\n\($0.element.log.last(20))" }
+    let detail = logs.joined(separator: "\n")
     #expect(
-      all, "\(what): \(seen.withLock { $0 }) of \(replicas.count) listen; run(): \(outcomes)",
+      all, "\(what): \(seen.withLock { $0 }) of \(replicas.count) listen; run(): \(outcomes)\n\(detail)",
       sourceLocation: sourceLocation)
   }
 
-  static func pids(_ fixture: SharedFixture) throws -> Set<Int> {
-    let text = try fixture.psql(
-      """
-      SELECT pid FROM pg_stat_activity
-      WHERE datname = current_database() AND application_name = 'pld-listener'
-      """)
+  /// The listening connections' backends. psql runs on a thread of its own: polled every few
+  /// milliseconds, it would otherwise hold a cooperative thread the replicas need.
+  static func pids(_ fixture: SharedFixture) async throws -> Set<Int> {
+    let text = try await FailureHelpers.blocking {
+      try fixture.psql(
+        """
+        SELECT pid FROM pg_stat_activity
+        WHERE datname = current_database() AND application_name = 'pld-listener'
+        """)
+    }
     return Set(text.split(separator: "\n").compactMap { Int($0) })
   }
 

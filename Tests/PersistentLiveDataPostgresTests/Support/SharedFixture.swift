@@ -52,9 +52,20 @@ final class Replica: Sendable {
   /// What `store.run()` ended with (nil while it runs or when it returned normally).
   let runOutcome = Outcome()
 
+  /// What the store logged at `.debug` and above, when the test gave it no logger of its own: a failed
+  /// check can say what the replica went through.
+  let log = LogLines()
+
   init(configuration: PostgresClient.Configuration, options: PostgresStoreOptions, listening: Bool) {
     var configuration = configuration
     configuration.options.maximumConnections = 8
+    var options = options
+    if options.logger == nil {
+      let lines = log
+      var logger = Logger(label: "replica") { _ in LogLines.Handler(lines: lines) }
+      logger.logLevel = .debug
+      options.logger = logger
+    }
     let client = PostgresClient(configuration: configuration)
     let store = PostgresStore(client: client, options: options)
     self.client = client
@@ -85,6 +96,36 @@ final class Replica: Sendable {
     await running.value
   }
 
+  /// Log lines with the time since the replica started, newest last.
+  final class LogLines: Sendable {
+    private let started = ContinuousClock.now
+    private let lines = Locked<[String]>([])
+
+    /// The last `count` lines, one per line.
+    func last(_ count: Int) -> String { lines.withLock { $0.suffix(count).joined(separator: "\n") } }
+
+    func append(_ line: String) {
+      let elapsed = (ContinuousClock.now - started).formatted(.units(allowed: [.milliseconds]))
+      lines.withLock { $0.append("+\(elapsed) \(line)") }
+    }
+
+    struct Handler: LogHandler {
+      let lines: LogLines
+      var metadata: Logger.Metadata = [:]
+      var logLevel: Logger.Level = .debug
+
+      subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+      }
+
+      func log(event: LogEvent) {
+        let fields = metadata.merging(event.metadata ?? [:]) { $1 }.map { "\($0)=\($1)" }.sorted()
+        lines.append("\(event.level) \(event.message) \(fields.joined(separator: " "))")
+      }
+    }
+  }
+
   final class Outcome: Sendable {
     private let state = Locked<String?>(nil)
     var value: String? { state.withLock { $0 } }
@@ -94,8 +135,12 @@ final class Replica: Sendable {
 
 /// Polls `condition` every 2 ms until it holds or `limit` passes (four times as long under a sanitizer,
 /// whose slowdown is not the store's); returns whether it held.
+///
+/// The default is two minutes: it bounds a wait, it measures nothing. In the first half-minute of a whole
+/// run every suite starts at once, and a replica's every step waits behind them for a cooperative thread
+/// (two on the CI machines): applying the schema took 30 s there once, and a 30 s limit failed.
 func eventually(
-  _ limit: Duration = .seconds(30), _ condition: @Sendable () async throws -> Bool
+  _ limit: Duration = .seconds(120), _ condition: @Sendable () async throws -> Bool
 ) async rethrows -> Bool {
   let deadline = ContinuousClock.now + sanitizerScaled(limit)
   while ContinuousClock.now < deadline {

@@ -14,7 +14,13 @@ import Testing
 /// |---|---|---|
 /// | `PLD_CRASH_ITERATIONS` | 300 (50 under a sanitizer) | SIGKILLs per durability |
 /// | `PLD_POWERLOSS_ITERATIONS` | 150 (30 under a sanitizer) | simulated power losses per durability |
-@Suite(.serialized) enum Reliability {
+///
+/// Its suites run one after another: the I/O-error loop injects faults through a VFS registered in this
+/// process, and the power-loss window is timed (run beside the other suites, the power-loss checks once
+/// read a disk I/O error). Each test runs on a thread of its own (`.ownThread`): they wait for child
+/// processes and loop for seconds, and on the cooperative pool they held one of its two threads for the
+/// whole run.
+@Suite(.serialized, .ownThread) enum Reliability {
   /// Whether the suite runs under TSan/ASan (`.ci/run` sets `PLD_TESTS_UNDER_SANITIZER=1`): the loops are
   /// shortened there, since the sanitizers check memory and threads, not crash statistics.
   static var underSanitizer: Bool {

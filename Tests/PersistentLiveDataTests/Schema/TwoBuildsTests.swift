@@ -12,7 +12,7 @@ extension ValueSchemas {
   /// Two processes running two builds of one type on one key: this process has build 2 (schema 2), the
   /// child program (`pld-test-child note-v1-…`) build 1. The old build must not damage the new build's
   /// data, and what it writes must still reach the new build, upgraded.
-  @Suite(.serialized) struct TwoBuildsTests {
+  @Suite(.serialized, .ownThread) struct TwoBuildsTests {
     static let key = "note"
 
     /// Runs the child program to its end and returns its lines.

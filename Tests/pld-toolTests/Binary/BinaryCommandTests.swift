@@ -5,7 +5,7 @@ import Testing
 
 /// The built `pld-tool` binary, run out of process: standard output, standard error and exit status
 /// for every command, as a user's shell sees them. (The same commands run in process in `Commands/`.)
-@Suite struct BinaryCommandTests {
+@Suite(.ownThread) struct BinaryCommandTests {
   private func run(_ arguments: [String], input: String = "") throws -> CommandResult {
     try ToolProcess.run(arguments, input: input)
   }

@@ -9,7 +9,7 @@ import Testing
 /// asked says so on standard error, exits 1 and writes no version.
 ///
 /// `pld-todo` is built with the tests (`swift build --build-tests` builds every product of the package).
-@Suite struct TodoExampleTests {
+@Suite(.ownThread) struct TodoExampleTests {
   private static let program = ToolProcess.productPath("pld-todo")
 
   /// Runs `pld-todo --db database arguments…`, with `PLD_TODO_DB` pointing at `fallback` so that a run
