@@ -134,8 +134,11 @@ extension Reliability {
         #expect((error as? PersistentLiveDataError)?.caseName == "diskFull", "\(error)")
       }
       try FileManager.default.removeItem(atPath: filler)
+      let afterRemoval = fileSystem.describe()
       let inspection = CrashInspection.inspect(path: path, key: key, storeFirst: true)
-      #expect(inspection.isSound, "\(inspection.summary)")
+      #expect(
+        inspection.isSound,
+        "\(inspection.summary); once the filler was removed: \(afterRemoval); now: \(fileSystem.describe())")
       #expect(inspection.latest == lastAck || inspection.latest == lastAck + 1, "last ack \(lastAck)")
       Reliability.figure("disk-full open-hot-wal outcome=\(outcome)")
     }

@@ -180,6 +180,30 @@ final class SmallFileSystem {
     return filler
   }
 
+  /// What a failed check should show: the free bytes, each file and its size, and every process that
+  /// holds a file here open.
+  func describe() -> String {
+    var info = statvfs()
+    let free =
+      statvfs(path, &info) == 0
+      ? "\(UInt64(info.f_bavail) * UInt64(info.f_frsize)) bytes free" : "statvfs failed"
+    let files = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted().map { name in
+      let size = (try? FileManager.default.attributesOfItem(atPath: "\(path)/\(name)")[.size]) ?? "?"
+      return "\(name) \(size)"
+    }
+    var holders: [String] = []
+    for pid in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where Int(pid) != nil {
+      for fd in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? [] {
+        if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)"),
+          target.hasPrefix(path)
+        {
+          holders.append("pid \(pid) fd \(fd) → \(target)")
+        }
+      }
+    }
+    return "\(free); files: \(files); open by: \(holders)"
+  }
+
   func unmount() {
     if mounted { umount2(directory.path, Int32(MNT_DETACH)) }
     mounted = false
