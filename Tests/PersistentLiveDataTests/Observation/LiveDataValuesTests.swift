@@ -1,4 +1,5 @@
 import Dispatch
+import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
@@ -95,19 +96,6 @@ import Testing
   }
 }
 
-/// Runs the jobs of the tasks that prefer it on a serial dispatch queue of its own, not on the
-/// cooperative pool: other suites, running in parallel, may hold both cooperative threads of a two-core
-/// machine for tens of seconds (the consumer below once waited 20–27 s for one, and over 30 s under
-/// ThreadSanitizer).
-private final class DedicatedExecutor: TaskExecutor {
-  private let queue = DispatchQueue(label: "LiveDataValuesTests.consumer")
-
-  func enqueue(_ job: consuming ExecutorJob) {
-    let job = UnownedJob(job)
-    queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
-  }
-}
-
 /// Blocks the calling actor while a task on a dedicated executor consumes `live.values` and a thread sets
 /// 1...`last`: what is checked is that the sequence completes without the main actor.
 private func consumeWhileMainActorIsBlocked(
@@ -116,7 +104,11 @@ private func consumeWhileMainActorIsBlocked(
   let seen = Locked<[Int]>([])
   let subscribed = DispatchSemaphore(value: 0)
   let finished = DispatchSemaphore(value: 0)
-  let consumer = Task.detached(executorPreference: DedicatedExecutor()) {
+  // On a serial queue of its own, not on the cooperative pool: other suites, running in parallel, may hold
+  // both cooperative threads of a two-core machine for tens of seconds (the consumer once waited 20–27 s for
+  // one, and over 30 s under ThreadSanitizer).
+  let consumer = Task.detached(executorPreference: SerialQueueExecutor(label: "LiveDataValuesTests.consumer"))
+  {
     for await value in live.values {
       let isFirst = seen.withLock { seen -> Bool in
         seen.append(value)
