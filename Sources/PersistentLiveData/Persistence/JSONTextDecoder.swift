@@ -48,7 +48,9 @@ final class JSONTape {
   }
 
   let bytes: [UInt8]
-  private(set) var nodes: [Node] = []
+  /// Immutable once parsed: reading a node is a plain array read (a class's `var` would pay a dynamic
+  /// exclusivity check on every read, a tenth of a decode's time).
+  let nodes: [Node]
   /// Whether the fast path declined anything while reading this text (see ``decline()``).
   private(set) var declined = false
 
@@ -58,147 +60,28 @@ final class JSONTape {
     return TextDecodingFallback()
   }
 
-  /// Nesting deeper than this is left to `JSONDecoder` (which has a limit of its own).
-  private static let depthLimit = 256
-
   /// Parses `payload`; nil when it is not strict JSON of one value.
   init?(_ payload: Data) {
-    bytes = [UInt8](payload)
+    let bytes = [UInt8](payload)
     // JSON text is UTF-8 throughout, and JSONDecoder refuses a document that is not, keys included.
-    guard bytes.count < Int(Int32.max), String(validating: bytes, as: UTF8.self) != nil else { return nil }
-    nodes.reserveCapacity(16)
-    var position = 0
-    guard parseValue(&position, depth: 0) else { return nil }
-    skipSpace(&position)
-    guard position == bytes.count else { return nil }
+    // Checked once here: a string's bytes lie between two quotes, which never occur inside a multi-byte
+    // sequence, so every string read later is valid UTF-8 already.
+    guard bytes.count < Int(Int32.max), Self.isUTF8(bytes) else { return nil }
+    var parser = JSONTapeParser(bytes: bytes)
+    guard let nodes = parser.parseDocument() else { return nil }
+    self.bytes = bytes
+    self.nodes = nodes
   }
 
-  private func skipSpace(_ position: inout Int) {
-    while position < bytes.count {
-      switch bytes[position] {
-      case 0x20, 0x09, 0x0A, 0x0D: position += 1
-      default: return
-      }
+  /// Whether `bytes` are valid UTF-8: a scan for a byte above ASCII first (stored JSON is mostly ASCII),
+  /// the full check only when there is one.
+  static func isUTF8(_ bytes: [UInt8]) -> Bool {
+    let isASCII = bytes.withUnsafeBufferPointer { buffer in
+      var high: UInt8 = 0
+      for byte in buffer { high |= byte }
+      return high < 0x80
     }
-  }
-
-  private func parseValue(_ position: inout Int, depth: Int) -> Bool {
-    skipSpace(&position)
-    guard position < bytes.count, depth < Self.depthLimit else { return false }
-    let index = nodes.count
-    switch bytes[position] {
-    case UInt8(ascii: "{"): return parseContainer(&position, depth: depth, index: index, isObject: true)
-    case UInt8(ascii: "["): return parseContainer(&position, depth: depth, index: index, isObject: false)
-    case UInt8(ascii: "\""): return parseString(&position)
-    case UInt8(ascii: "t"): return parseLiteral(&position, "true", .true)
-    case UInt8(ascii: "f"): return parseLiteral(&position, "false", .false)
-    case UInt8(ascii: "n"): return parseLiteral(&position, "null", .null)
-    default: return parseNumber(&position)
-    }
-  }
-
-  private func append(_ kind: Kind, _ start: Int, _ end: Int) {
-    nodes.append(
-      Node(kind: kind, start: Int32(start), end: Int32(end), count: 0, next: Int32(nodes.count + 1)))
-  }
-
-  private func parseContainer(_ position: inout Int, depth: Int, index: Int, isObject: Bool) -> Bool {
-    nodes.append(Node(kind: isObject ? .object : .array, start: Int32(position), end: 0, count: 0, next: 0))
-    position += 1
-    var count: Int32 = 0
-    let close = UInt8(ascii: isObject ? "}" : "]")
-    skipSpace(&position)
-    if position < bytes.count, bytes[position] == close {
-      position += 1
-    } else {
-      while true {
-        if isObject {
-          skipSpace(&position)
-          guard position < bytes.count, bytes[position] == UInt8(ascii: "\""), parseString(&position) else {
-            return false
-          }
-          skipSpace(&position)
-          guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { return false }
-          position += 1
-        }
-        guard parseValue(&position, depth: depth + 1) else { return false }
-        count += 1
-        skipSpace(&position)
-        guard position < bytes.count else { return false }
-        if bytes[position] == UInt8(ascii: ",") {
-          position += 1
-        } else if bytes[position] == close {
-          position += 1
-          break
-        } else {
-          return false
-        }
-      }
-    }
-    nodes[index].count = count
-    nodes[index].end = Int32(position)
-    nodes[index].next = Int32(nodes.count)
-    return true
-  }
-
-  private func parseString(_ position: inout Int) -> Bool {
-    position += 1
-    let start = position
-    var escaped = false
-    while position < bytes.count {
-      let byte = bytes[position]
-      if byte == UInt8(ascii: "\"") {
-        append(escaped ? .escapedString : .string, start, position)
-        position += 1
-        return true
-      }
-      if byte < 0x20 { return false }
-      if byte == UInt8(ascii: "\\") {
-        escaped = true
-        position += 1  // the escaped character; checked when the string is read
-      }
-      position += 1
-    }
-    return false
-  }
-
-  private func parseLiteral(_ position: inout Int, _ literal: StaticString, _ kind: Kind) -> Bool {
-    let length = literal.utf8CodeUnitCount
-    guard position + length <= bytes.count else { return false }
-    let matches = literal.withUTF8Buffer { expected in
-      (0..<length).allSatisfy { bytes[position + $0] == expected[$0] }
-    }
-    guard matches else { return false }
-    append(kind, position, position + length)
-    position += length
-    return true
-  }
-
-  /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, as JSON has it.
-  private func parseNumber(_ position: inout Int) -> Bool {
-    let start = position
-    func digits() -> Int {
-      let from = position
-      while position < bytes.count, bytes[position] >= 0x30, bytes[position] <= 0x39 { position += 1 }
-      return position - from
-    }
-    if position < bytes.count, bytes[position] == UInt8(ascii: "-") { position += 1 }
-    let integral = position
-    guard digits() > 0, !(bytes[integral] == 0x30 && position - integral > 1) else { return false }
-    if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
-      position += 1
-      guard digits() > 0 else { return false }
-    }
-    if position < bytes.count, bytes[position] | 0x20 == UInt8(ascii: "e") {
-      position += 1
-      if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-")
-      {
-        position += 1
-      }
-      guard digits() > 0 else { return false }
-    }
-    append(.number, start, position)
-    return true
+    return isASCII || String(validating: bytes, as: UTF8.self) != nil
   }
 
   // MARK: Reading nodes
@@ -210,14 +93,11 @@ final class JSONTape {
     }
   }
 
-  /// The string a string node holds; nil for invalid UTF-8 or escapes.
+  /// The string a string node holds; nil for an invalid escape (the text is valid UTF-8: ``init(_:)``).
   func string(_ node: Node) -> String? {
     switch node.kind {
     case .string:
-      return bytes.withUnsafeBufferPointer { buffer in
-        String(
-          validating: UnsafeBufferPointer(rebasing: buffer[Int(node.start)..<Int(node.end)]), as: UTF8.self)
-      }
+      return text(node)
     case .escapedString:
       return unescaped(Int(node.start), Int(node.end))
     default:
@@ -311,5 +191,162 @@ final class JSONTape {
         return memcmp(base + Int(node.start), keyBase, length) == 0
       }
     }
+  }
+}
+
+/// Parses JSON text into a ``JSONTape``'s nodes: a value type, so that building the list costs no
+/// exclusivity check per node.
+private struct JSONTapeParser {
+  typealias Node = JSONTape.Node
+  typealias Kind = JSONTape.Kind
+
+  let bytes: [UInt8]
+  var nodes: [Node] = []
+
+  /// Nesting deeper than this is left to `JSONDecoder` (which has a limit of its own).
+  private static let depthLimit = 256
+
+  init(bytes: [UInt8]) {
+    self.bytes = bytes
+    nodes.reserveCapacity(16)
+  }
+
+  /// The nodes of the one value `bytes` hold; nil when they are not strict JSON of one value.
+  mutating func parseDocument() -> [Node]? {
+    var position = 0
+    guard parseValue(&position, depth: 0) else { return nil }
+    skipSpace(&position)
+    guard position == bytes.count else { return nil }
+    return nodes
+  }
+
+  private func skipSpace(_ position: inout Int) {
+    while position < bytes.count {
+      switch bytes[position] {
+      case 0x20, 0x09, 0x0A, 0x0D: position += 1
+      default: return
+      }
+    }
+  }
+
+  private mutating func parseValue(_ position: inout Int, depth: Int) -> Bool {
+    skipSpace(&position)
+    guard position < bytes.count, depth < Self.depthLimit else { return false }
+    let index = nodes.count
+    switch bytes[position] {
+    case UInt8(ascii: "{"): return parseContainer(&position, depth: depth, index: index, isObject: true)
+    case UInt8(ascii: "["): return parseContainer(&position, depth: depth, index: index, isObject: false)
+    case UInt8(ascii: "\""): return parseString(&position)
+    case UInt8(ascii: "t"): return parseLiteral(&position, "true", .true)
+    case UInt8(ascii: "f"): return parseLiteral(&position, "false", .false)
+    case UInt8(ascii: "n"): return parseLiteral(&position, "null", .null)
+    default: return parseNumber(&position)
+    }
+  }
+
+  private mutating func append(_ kind: Kind, _ start: Int, _ end: Int) {
+    nodes.append(
+      Node(kind: kind, start: Int32(start), end: Int32(end), count: 0, next: Int32(nodes.count + 1)))
+  }
+
+  private mutating func parseContainer(
+    _ position: inout Int, depth: Int, index: Int, isObject: Bool
+  ) -> Bool {
+    nodes.append(Node(kind: isObject ? .object : .array, start: Int32(position), end: 0, count: 0, next: 0))
+    position += 1
+    var count: Int32 = 0
+    let close = UInt8(ascii: isObject ? "}" : "]")
+    skipSpace(&position)
+    if position < bytes.count, bytes[position] == close {
+      position += 1
+    } else {
+      while true {
+        if isObject {
+          skipSpace(&position)
+          guard position < bytes.count, bytes[position] == UInt8(ascii: "\""), parseString(&position) else {
+            return false
+          }
+          skipSpace(&position)
+          guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { return false }
+          position += 1
+        }
+        guard parseValue(&position, depth: depth + 1) else { return false }
+        count += 1
+        skipSpace(&position)
+        guard position < bytes.count else { return false }
+        if bytes[position] == UInt8(ascii: ",") {
+          position += 1
+        } else if bytes[position] == close {
+          position += 1
+          break
+        } else {
+          return false
+        }
+      }
+    }
+    nodes[index].count = count
+    nodes[index].end = Int32(position)
+    nodes[index].next = Int32(nodes.count)
+    return true
+  }
+
+  private mutating func parseString(_ position: inout Int) -> Bool {
+    position += 1
+    let start = position
+    var escaped = false
+    while position < bytes.count {
+      let byte = bytes[position]
+      if byte == UInt8(ascii: "\"") {
+        append(escaped ? .escapedString : .string, start, position)
+        position += 1
+        return true
+      }
+      if byte < 0x20 { return false }
+      if byte == UInt8(ascii: "\\") {
+        escaped = true
+        position += 1  // the escaped character; checked when the string is read
+      }
+      position += 1
+    }
+    return false
+  }
+
+  private mutating func parseLiteral(_ position: inout Int, _ literal: StaticString, _ kind: Kind) -> Bool {
+    let length = literal.utf8CodeUnitCount
+    guard position + length <= bytes.count else { return false }
+    let matches = literal.withUTF8Buffer { expected in
+      (0..<length).allSatisfy { bytes[position + $0] == expected[$0] }
+    }
+    guard matches else { return false }
+    append(kind, position, position + length)
+    position += length
+    return true
+  }
+
+  /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, as JSON has it.
+  private mutating func parseNumber(_ position: inout Int) -> Bool {
+    let start = position
+    func digits() -> Int {
+      let from = position
+      while position < bytes.count, bytes[position] >= 0x30, bytes[position] <= 0x39 { position += 1 }
+      return position - from
+    }
+    if position < bytes.count, bytes[position] == UInt8(ascii: "-") { position += 1 }
+    let integral = position
+    guard digits() > 0, !(bytes[integral] == 0x30 && position - integral > 1) else { return false }
+    if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
+      position += 1
+      guard digits() > 0 else { return false }
+    }
+    if position < bytes.count, bytes[position] | 0x20 == UInt8(ascii: "e") {
+      position += 1
+      if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-")
+      {
+        position += 1
+      }
+      guard digits() > 0 else { return false }
+    }
+    append(.number, start, position)
+    return true
   }
 }

@@ -106,6 +106,27 @@ import Testing
         == "a\"b\\c/d\n\té😀\u{0}")
   }
 
+  /// The text is checked as UTF-8 once, before parsing (an all-ASCII text by a plain scan): unescaped
+  /// non-ASCII text reads as JSONDecoder reads it, in keys and values, and one invalid byte anywhere —
+  /// in a key, a value, outside any string — sends the whole text to JSONDecoder.
+  @Test func checksTheTextAsUTF8OnceWhereverItsBytesAre() throws {
+    let text = #"{"名前":"Zoë 😀","ascii":"plain"}"#
+    let expected = try JSONDecoder().decode([String: String].self, from: Data(text.utf8))
+    #expect(JSONTextDecoder.decode([String: String].self, from: Data(text.utf8)) == expected)
+    #expect(expected["名前"] == "Zoë 😀")
+    for invalid: [UInt8] in [[0xFF], [0xC3], [0xE2, 0x82], [0xED, 0xA0, 0x80], [0xC0, 0xAF]] {
+      let inValue = Array(#"{"a":"x"#.utf8) + invalid + Array(#""}"#.utf8)
+      let inKey = Array(#"{"a"#.utf8) + invalid + Array(#"":"x"}"#.utf8)
+      let outside = Array(#"{"a":"x"} "#.utf8) + invalid
+      for bytes in [inValue, inKey, outside] {
+        #expect(JSONTextDecoder.decode([String: String].self, from: Data(bytes)) == nil, "\(bytes)")
+        #expect(throws: (any Error).self) {
+          try JSONDecoder().decode([String: String].self, from: Data(bytes))
+        }
+      }
+    }
+  }
+
   /// Inputs JSONDecoder refuses, or that only JSONDecoder should judge: the fast path declines them.
   @Test func declinesWhatItIsNotSureOf() {
     let cases: [(String, any Decodable.Type)] = [
