@@ -29,6 +29,18 @@ struct Summary {
   }
 }
 
+/// The median of the round-by-round ratios `numerators[i] / denominators[i]` of two contenders measured
+/// in the same rounds (``interleave(rounds:contenders:_:)``): a drift of the machine between rounds (the
+/// disk, another process) moves both samples of a round and cancels out, where the ratio of the two
+/// medians would take one contender's median from a slow round and the other's from a fast one.
+///
+/// ```swift
+/// let ratio = pairedRatio(samples[library], samples[raw])   // e.g. 1.12
+/// ```
+func pairedRatio(_ numerators: [Double], _ denominators: [Double]) -> Double {
+  Summary(zip(numerators, denominators).map { $0 / $1 }).median
+}
+
 /// Runs `rounds` rounds of the contenders `0..<contenders`, every contender once per round, reversing
 /// the order every other round so that none always runs first (warm caches, pending checkpoints).
 ///
