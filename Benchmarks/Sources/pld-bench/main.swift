@@ -47,25 +47,41 @@ let report = Report()
 let started = MonotonicClock.now()
 do {
   let scratch = try ScratchDirectory()
+  /// Prints and records how much CPU the host stole since `before`, the start of the group `name`.
+  func noteSteal(_ name: String, since before: CPUSteal.Reading?) {
+    guard let share = CPUSteal.share(since: before) else { return }
+    print("  CPU steal during the \(name) group: \(Format.value(share * 100)) % of the machine's CPU time.")
+    report.record("steal", name, "percent", share * 100, unit: "%")
+  }
+  /// Runs one group when it was asked for, then notes the steal.
+  func group(_ name: String, _ body: () async throws -> Void) async throws {
+    guard options.runs(name) else { return }
+    let before = CPUSteal.read()
+    try await body()
+    noteSteal(name, since: before)
+  }
   // First: the sync latency that every later .full figure sits on.
-  if options.runs("fsync") { try FsyncBenchmark(quick: options.quick, scratch: scratch).run(report) }
-  if options.runs("delivery") { try DeliveryBenchmark(quick: options.quick).run(report) }
-  if options.runs("registration") { try await RegistrationBenchmark(quick: options.quick).run(report) }
-  if options.runs("set") { try SetBenchmark(quick: options.quick, scratch: scratch).run(report) }
-  if options.runs("encoding") { try EncodingBenchmark(quick: options.quick, scratch: scratch).run(report) }
-  if options.runs("restore") { try RestoreBenchmark(quick: options.quick, scratch: scratch).run(report) }
-  if options.runs("open") { try OpenBenchmark(quick: options.quick, scratch: scratch).run(report) }
-  if options.runs("history") { try HistoryBenchmark(quick: options.quick, scratch: scratch).run(report) }
-  if options.runs("retention") { try RetentionBenchmark(quick: options.quick, scratch: scratch).run(report) }
-  if options.runs("checkpoint") {
+  try await group("fsync") { try FsyncBenchmark(quick: options.quick, scratch: scratch).run(report) }
+  try await group("delivery") { try DeliveryBenchmark(quick: options.quick).run(report) }
+  try await group("registration") { try await RegistrationBenchmark(quick: options.quick).run(report) }
+  try await group("set") { try SetBenchmark(quick: options.quick, scratch: scratch).run(report) }
+  try await group("encoding") { try EncodingBenchmark(quick: options.quick, scratch: scratch).run(report) }
+  try await group("restore") { try RestoreBenchmark(quick: options.quick, scratch: scratch).run(report) }
+  try await group("open") { try OpenBenchmark(quick: options.quick, scratch: scratch).run(report) }
+  try await group("history") { try HistoryBenchmark(quick: options.quick, scratch: scratch).run(report) }
+  try await group("retention") { try RetentionBenchmark(quick: options.quick, scratch: scratch).run(report) }
+  try await group("checkpoint") {
     try CheckpointBenchmark(quick: options.quick, scratch: scratch).run(report)
   }
-  if options.runs("memory") { try MemoryBenchmark(quick: options.quick, scratch: scratch).run(report) }
+  try await group("memory") { try MemoryBenchmark(quick: options.quick, scratch: scratch).run(report) }
   if options.runs("groupcommit") {
+    // Not through group(_:_:): this group's writers run off the main actor, and so does its `run`.
+    let before = CPUSteal.read()
     try await GroupCommitBenchmark(quick: options.quick, scratch: scratch).run(report)
+    noteSteal("groupcommit", since: before)
   }
-  if options.runs("idle") { try IdleBenchmark(quick: options.quick, scratch: scratch).run(report) }
-  if options.runs("external") {
+  try await group("idle") { try IdleBenchmark(quick: options.quick, scratch: scratch).run(report) }
+  try await group("external") {
     try await ExternalBenchmark(quick: options.quick, scratch: scratch).run(report)
   }
   Goals(report: report, quick: options.quick).print(report)
