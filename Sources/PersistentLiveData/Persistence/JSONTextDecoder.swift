@@ -27,6 +27,38 @@ enum JSONTextDecoder {
   }
 }
 
+/// JSON's escapes inside strings (RFC 8259, section 7), for the store's decoder and pld-tool's parser.
+///
+/// ```swift
+/// JSONEscape.byte(escapedBy: UInt8(ascii: "n"))   // 0x0A: `\n` is a line feed
+/// JSONEscape.hexValue(UInt8(ascii: "b"))          // 11, a digit of `\u00e9`
+/// ```
+package enum JSONEscape {
+  /// The byte that a backslash followed by `character` stands for; nil for `u` (four hexadecimal digits
+  /// follow it) and for any character JSON does not escape.
+  package static func byte(escapedBy character: UInt8) -> UInt8? {
+    switch character {
+    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): character
+    case UInt8(ascii: "b"): 0x08
+    case UInt8(ascii: "f"): 0x0C
+    case UInt8(ascii: "n"): 0x0A
+    case UInt8(ascii: "r"): 0x0D
+    case UInt8(ascii: "t"): 0x09
+    default: nil
+    }
+  }
+
+  /// The value of one hexadecimal digit of a `\u` escape, either case; nil for any other byte.
+  package static func hexValue(_ byte: UInt8) -> UInt32? {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt32(byte - UInt8(ascii: "0"))
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt32(byte - UInt8(ascii: "a") + 10)
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt32(byte - UInt8(ascii: "A") + 10)
+    default: nil
+    }
+  }
+}
+
 /// Thrown to leave the fast path: `JSONDecoder` reads the value instead.
 struct TextDecodingFallback: Error {}
 
@@ -119,14 +151,6 @@ final class JSONTape {
       position += 1
       guard position < end else { return nil }
       switch bytes[position] {
-      case UInt8(ascii: "\""): utf8.append(0x22)
-      case UInt8(ascii: "\\"): utf8.append(0x5C)
-      case UInt8(ascii: "/"): utf8.append(0x2F)
-      case UInt8(ascii: "b"): utf8.append(0x08)
-      case UInt8(ascii: "f"): utf8.append(0x0C)
-      case UInt8(ascii: "n"): utf8.append(0x0A)
-      case UInt8(ascii: "r"): utf8.append(0x0D)
-      case UInt8(ascii: "t"): utf8.append(0x09)
       case UInt8(ascii: "u"):
         guard let unit = hex4(position + 1, end) else { return nil }
         position += 4
@@ -144,8 +168,9 @@ final class JSONTape {
         }
         guard let scalar else { return nil }
         utf8.append(contentsOf: String(Character(scalar)).utf8)
-      default:
-        return nil
+      case let character:
+        guard let byte = JSONEscape.byte(escapedBy: character) else { return nil }
+        utf8.append(byte)
       }
       position += 1
     }
@@ -156,14 +181,8 @@ final class JSONTape {
     guard start + 4 <= end else { return nil }
     var value: UInt32 = 0
     for byte in bytes[start..<start + 4] {
-      let digit: UInt8
-      switch byte {
-      case 0x30...0x39: digit = byte - 0x30
-      case 0x41...0x46: digit = byte - 0x41 + 10
-      case 0x61...0x66: digit = byte - 0x61 + 10
-      default: return nil
-      }
-      value = value << 4 | UInt32(digit)
+      guard let digit = JSONEscape.hexValue(byte) else { return nil }
+      value = value << 4 | digit
     }
     return value
   }

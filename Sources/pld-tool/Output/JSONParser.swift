@@ -1,3 +1,5 @@
+import PersistentLiveData
+
 /// A strict JSON parser (RFC 8259) producing ``JSONValue``.
 ///
 /// Strict like SQLite's `json_valid` and Foundation: no comments, no trailing commas, no leading zeros,
@@ -165,14 +167,6 @@ struct JSONParser {
     let byte = bytes[index]
     index += 1
     switch byte {
-    case UInt8(ascii: "\""): utf8.append(UInt8(ascii: "\""))
-    case UInt8(ascii: "\\"): utf8.append(UInt8(ascii: "\\"))
-    case UInt8(ascii: "/"): utf8.append(UInt8(ascii: "/"))
-    case UInt8(ascii: "b"): utf8.append(0x08)
-    case UInt8(ascii: "f"): utf8.append(0x0C)
-    case UInt8(ascii: "n"): utf8.append(0x0A)
-    case UInt8(ascii: "r"): utf8.append(0x0D)
-    case UInt8(ascii: "t"): utf8.append(0x09)
     case UInt8(ascii: "u"):
       var code = try parseHex4()
       if (0xD800...0xDBFF).contains(code), bytes[index...].starts(with: Array("\\u".utf8)) {
@@ -189,30 +183,24 @@ struct JSONParser {
       let scalar = Unicode.Scalar(code) ?? "\u{FFFD}"
       utf8.append(contentsOf: Array(String(Character(scalar)).utf8))
     default:
-      index -= 1
-      throw failure("invalid escape \"\\\(describeByte(byte))\" in a string")
+      guard let escaped = JSONEscape.byte(escapedBy: byte) else {
+        index -= 1
+        throw failure("invalid escape \"\\\(describeByte(byte))\" in a string")
+      }
+      utf8.append(escaped)
     }
   }
 
   private mutating func parseHex4() throws(Failure) -> UInt32 {
     var value: UInt32 = 0
     for _ in 0..<4 {
-      guard index < bytes.count, let digit = Self.hexValue(bytes[index]) else {
+      guard index < bytes.count, let digit = JSONEscape.hexValue(bytes[index]) else {
         throw failure("invalid \\u escape, expected 4 hexadecimal digits")
       }
       value = value << 4 | digit
       index += 1
     }
     return value
-  }
-
-  private static func hexValue(_ byte: UInt8) -> UInt32? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt32(byte - UInt8(ascii: "0"))
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt32(byte - UInt8(ascii: "a") + 10)
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt32(byte - UInt8(ascii: "A") + 10)
-    default: nil
-    }
   }
 
   // MARK: Numbers and words
