@@ -60,7 +60,21 @@ final class FileChangeMonitor: Sendable {
     var folders: [Int32: [UInt64: Watcher]] = [:]
     /// The watch of each token.
     var watchOfToken: [UInt64: Int32] = [:]
+    /// The path of each file watch (a folder's watch has none).
+    var fileOfWatch: [Int32: String] = [:]
+    /// File watches whose writes are not reported now, with how many commits are running on them.
+    var unreportedWrites: [Int32: Int] = [:]
+    /// How many events each watch has reported so far.
+    var reportedEvents: [Int32: Int] = [:]
     var nextToken: UInt64 = 1
+
+    /// Forgets `watch`, which the kernel no longer has; returns its watchers.
+    mutating func remove(_ watch: Int32) -> [UInt64: Watcher]? {
+      fileOfWatch[watch] = nil
+      unreportedWrites[watch] = nil
+      reportedEvents[watch] = nil
+      return folders.removeValue(forKey: watch)
+    }
   }
 
   #if os(Linux)
@@ -117,7 +131,9 @@ final class FileChangeMonitor: Sendable {
     file: String, wake: @escaping @Sendable () -> Void, lost: @escaping @Sendable () -> Void
   ) -> Result<UInt64, POSIX.Failure> {
     #if os(Linux)
-    register(Watcher(names: nil, wake: wake, lost: lost)) { POSIX.Inotify.addWatch(descriptor, file: file) }
+    register(Watcher(names: nil, wake: wake, lost: lost), file: file) {
+      POSIX.Inotify.addWatch(descriptor, file: file)
+    }
     #else
     .failure(POSIX.Failure(operation: "inotify", code: 0))
     #endif
@@ -127,7 +143,7 @@ final class FileChangeMonitor: Sendable {
   /// Adds the watch `add` makes (under the registry's lock, so that a watch removed by stopWatching
   /// cannot be re-added halfway) and records `watcher` for it.
   private func register(
-    _ watcher: Watcher, _ add: () -> Result<Int32, POSIX.Failure>
+    _ watcher: Watcher, file: String? = nil, _ add: () -> Result<Int32, POSIX.Failure>
   ) -> Result<UInt64, POSIX.Failure> {
     registry.withLock { registry in
       add().map { watch in
@@ -135,8 +151,88 @@ final class FileChangeMonitor: Sendable {
         registry.nextToken += 1
         registry.folders[watch, default: [:]][token] = watcher
         registry.watchOfToken[token] = watch
+        if let file { registry.fileOfWatch[watch] = file }
         return token
       }
+    }
+  }
+  #endif
+
+  /// Runs `commit` — a commit of the store that holds `token` — with the kernel not reporting the
+  /// writes to the file `token` watches, then wakes every watcher of that file once, as one event would.
+  ///
+  /// A commit writes its pages to the `-wal` one `write(2)` at a time: a group commit of sixteen keys
+  /// makes some forty, and each one's event cost the committing thread a trip through the kernel's
+  /// notification path and woke this monitor's queue. Another process cannot write the `-wal` while the
+  /// commit holds SQLite's write lock; in the moment between that lock's release and the watch reporting
+  /// again, it can: the wake-up after the commit makes every watcher check once more (the committing
+  /// store a millisecond later, as for its own events), which finds such a commit. A folder's watch, a
+  /// file replaced since it was watched, or no watch: `commit` runs as it is.
+  ///
+  /// ```swift
+  /// try monitor.withWritesUnreported(token) { try connection.commit() }
+  /// ```
+  func withWritesUnreported<Result>(_ token: UInt64, _ commit: () throws -> Result) rethrows -> Result {
+    #if os(Linux)
+    let muted = registry.withLock { registry -> Int32? in
+      guard let watch = registry.watchOfToken[token], let file = registry.fileOfWatch[watch] else {
+        return nil
+      }
+      let running = registry.unreportedWrites[watch, default: 0]
+      if running == 0 {
+        guard let answered = POSIX.Inotify.setWatch(descriptor, file: file, reportingWrites: false) else {
+          return nil
+        }
+        guard answered == watch else {
+          undoSetWatch(answered, file: file, registry: registry)
+          return nil
+        }
+      }
+      registry.unreportedWrites[watch] = running + 1
+      return watch
+    }
+    guard let muted else { return try commit() }
+    defer { reportWritesAgain(muted) }
+    return try commit()
+    #else
+    try commit()
+    #endif
+  }
+
+  #if os(Linux)
+  /// The end of a commit of ``withWritesUnreported(_:_:)``: the last one running on `watch` makes the
+  /// kernel report writes again; every watcher of the file is woken.
+  private func reportWritesAgain(_ watch: Int32) {
+    let wakes = registry.withLock { registry -> [@Sendable () -> Void] in
+      // Gone meanwhile (the file deleted, the last watcher stopped): nothing to restore or wake.
+      guard let running = registry.unreportedWrites[watch], let file = registry.fileOfWatch[watch] else {
+        return []
+      }
+      if running > 1 {
+        registry.unreportedWrites[watch] = running - 1
+      } else {
+        registry.unreportedWrites[watch] = nil
+        if let answered = POSIX.Inotify.setWatch(descriptor, file: file, reportingWrites: true),
+          answered != watch
+        {
+          // The file was replaced during the commit: the old one's watch stays as it is, and so would an
+          // unmuted watch; undo what reached the new file.
+          undoSetWatch(answered, file: file, registry: registry)
+        }
+      }
+      return registry.folders[watch]?.values.map(\.wake) ?? []
+    }
+    wakes.forEach { $0() }
+  }
+
+  /// Undoes a ``POSIX/Inotify/setWatch(_:file:reportingWrites:)`` that reached another file than the
+  /// watched one (`file` was replaced): the watch it created is removed, or, if it is another store's,
+  /// reports writes again unless that store's commit is running.
+  private func undoSetWatch(_ answered: Int32, file: String, registry: Registry) {
+    if registry.folders[answered] == nil {
+      POSIX.Inotify.removeWatch(descriptor, answered)
+    } else if registry.unreportedWrites[answered] == nil {
+      _ = POSIX.Inotify.setWatch(descriptor, file: file, reportingWrites: true)
     }
   }
   #endif
@@ -153,7 +249,7 @@ final class FileChangeMonitor: Sendable {
       guard let watch = registry.watchOfToken.removeValue(forKey: token) else { return }
       registry.folders[watch]?[token] = nil
       if registry.folders[watch]?.isEmpty == true {
-        registry.folders[watch] = nil
+        _ = registry.remove(watch)
         POSIX.Inotify.removeWatch(descriptor, watch)
       }
     }
@@ -173,6 +269,20 @@ final class FileChangeMonitor: Sendable {
     #endif
   }
 
+  /// How many events the watch of `token` has reported (read) so far; nil when `token` stands for no
+  /// watch (for tests and diagnostics).
+  ///
+  /// ```swift
+  /// let before = monitor.reportedEvents(token) ?? 0
+  /// ```
+  func reportedEvents(_ token: UInt64) -> Int? {
+    #if os(Linux)
+    registry.withLock { registry in registry.watchOfToken[token].map { registry.reportedEvents[$0] ?? 0 } }
+    #else
+    nil
+    #endif
+  }
+
   #if os(Linux)
   /// Reads what is queued, wakes each interested watcher once, then pauses reading for ``readPause``.
   private func readAndDispatch() {
@@ -187,13 +297,14 @@ final class FileChangeMonitor: Sendable {
           for (token, watcher) in registry.folders.values.joined() { wakes[token] = watcher.wake }
         } else if event.isWatchRemoved {
           // Our own stopWatching removed the folder from the registry first; anything else lost it.
-          guard let watchers = registry.folders.removeValue(forKey: event.watch) else { continue }
+          guard let watchers = registry.remove(event.watch) else { continue }
           for (token, watcher) in watchers {
             registry.watchOfToken[token] = nil
             wakes[token] = nil
             losses.append(watcher.lost)
           }
         } else if let watchers = registry.folders[event.watch] {
+          registry.reportedEvents[event.watch, default: 0] += 1
           for (token, watcher) in watchers where watcher.names?.contains(event.name) ?? true {
             wakes[token] = watcher.wake
           }

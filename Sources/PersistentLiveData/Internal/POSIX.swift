@@ -263,10 +263,23 @@ extension POSIX {
     ///
     /// - Returns: The watch, or the failure (`ENOENT`: no such file; `ENOSPC`: the watch limit).
     static func addWatch(_ descriptor: Int32, file: String) -> Result<Int32, Failure> {
-      let mask = UInt32(IN_MODIFY) | UInt32(IN_DELETE_SELF) | UInt32(IN_DONT_FOLLOW)
-      let watch = inotify_add_watch(descriptor, file, mask)
+      let watch = inotify_add_watch(descriptor, file, fileMask(reportingWrites: true))
       guard watch >= 0 else { return .failure(Failure(operation: "inotify_add_watch", code: errno)) }
       return .success(watch)
+    }
+
+    /// `inotify_add_watch(descriptor, file, …)` again, on a file watched already: the same watch, now
+    /// reporting writes or not (its deletion always). `file` names another file than the watched one if it
+    /// was replaced since: the kernel then answers with another watch (or none), which the caller undoes.
+    ///
+    /// - Returns: The watch the kernel answered with, or nil (no such file).
+    static func setWatch(_ descriptor: Int32, file: String, reportingWrites: Bool) -> Int32? {
+      let watch = inotify_add_watch(descriptor, file, fileMask(reportingWrites: reportingWrites))
+      return watch >= 0 ? watch : nil
+    }
+
+    private static func fileMask(reportingWrites: Bool) -> UInt32 {
+      (reportingWrites ? UInt32(IN_MODIFY) : 0) | UInt32(IN_DELETE_SELF) | UInt32(IN_DONT_FOLLOW)
     }
 
     /// `inotify_rm_watch`: stops a watch (an `IN_IGNORED` event for it follows).

@@ -351,6 +351,75 @@ private func childWriteLatencies(
     #expect(waitUntil(.seconds(5)) { !work.statistics.isWatching && work.statistics.polls >= 2 })
   }
 
+  /// A commit of many writes (a group commit, a transaction of sixteen keys) runs with the kernel not
+  /// reporting its writes to the `-wal` — about two events per key, each a trip through the kernel for
+  /// the writer — and then wakes every store of the file once: another store of this process gets all
+  /// sixteen keys although the watch they share (a read-only store's, beside the writer) reported none
+  /// of the commit's writes. A store whose
+  /// commit is reported write by write fails the count; one that does not wake the others after never
+  /// delivers (their safety-net poll is a minute away).
+  @Test(.enabled(if: canWatch))
+  func aLargeCommitIsUnreportedByTheWatchYetWakesEveryStoreOfTheFile() async throws {
+    let folder = try TemporaryDirectory()
+    let path = folder.path("large.db")
+    let writer = try PersistentStore(path: path, options: notifiedOnlyOptions())
+    var readOnly = notifiedOnlyOptions()
+    readOnly.readOnly = true  // a second store of the file in this process, beside its writer
+    let reader = try PersistentStore(path: path, options: readOnly)
+    let monitor = try #require(FileChangeMonitor.shared)
+    #expect(writer.database.backgroundWork?.statistics.watchesFile == true)
+    let token = try #require(writer.database.backgroundWork?.watchToken)
+    let keys = (0..<16).map { "key-\($0)" }
+    let written = try keys.map { try writer.liveData($0, default: 0) }
+    let read = try keys.map { try reader.liveData($0, default: 0) }
+    try await Task.sleep(for: .milliseconds(50))  // the opens' events are read (reading pauses 1 ms)
+
+    let before = try #require(monitor.reportedEvents(token))
+    try writer.transaction {
+      for (index, value) in written.enumerated() { try value.set(index + 1) }
+    }
+    #expect(waitUntil(.seconds(underSanitizer ? 20 : 5)) { read.allSatisfy { $0.version == 1 } })
+    #expect(read.map(\.value) == Array(1...16))
+    try await Task.sleep(for: .milliseconds(50))
+    #expect(monitor.reportedEvents(token) == before, "the commit's writes were reported")
+    #expect(reader.database.backgroundWork?.statistics.polls == 0)
+
+    // A single write is reported as before (turning the reports off and on would cost it more).
+    try written[0].set(100)
+    #expect(waitUntil(.seconds(underSanitizer ? 20 : 5)) { read[0].value == 100 })
+    try await Task.sleep(for: .milliseconds(50))
+    #expect((monitor.reportedEvents(token) ?? 0) > before)
+    try writer.close()
+    try reader.close()
+  }
+
+  /// After a commit that ran unreported, the watch reports writes again: another process's writes,
+  /// made once the wake-up's follow-up checks are over, reach the store within milliseconds. A watch
+  /// left silent would deliver them only at the safety-net poll, a minute away.
+  @MainActor
+  @Test(.enabled(if: canWatch))
+  func afterAnUnreportedCommitOtherProcessesWritesWakeTheStoreAgain() async throws {
+    let folder = try TemporaryDirectory()
+    let path = folder.path("reported-again.db")
+    let store = try PersistentStore(path: path, options: notifiedOnlyOptions())
+    let values = try (0..<16).map { try store.liveData("key-\($0)", default: 0) }
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for value in values { group.addTask { try await value.write(1) } }
+      try await group.waitForAll()
+    }
+    try store.transaction { for value in values { try value.set(2) } }
+    try await Task.sleep(for: .milliseconds(700))  // the follow-ups of the commit's wake-up are over
+
+    let counter = try store.liveData("counter", default: 0)
+    let latencies = try childWriteLatencies(path: path, key: "counter", pauseMilliseconds: 30) {
+      counter.version
+    }.sorted()
+    let median = latencies[latencies.count / 2]
+    #expect(median < (underSanitizer ? .milliseconds(500) : .milliseconds(20)), "latencies \(latencies)")
+    #expect(store.database.backgroundWork?.statistics.polls == 0)
+    try store.close()
+  }
+
   /// A real store watches its own `-wal`, which its open connection keeps.
   @Test(.enabled(if: canWatch)) func aStoreWatchesItsWalFile() throws {
     let folder = try TemporaryDirectory()

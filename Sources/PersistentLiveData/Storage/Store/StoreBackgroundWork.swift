@@ -132,6 +132,23 @@ final class StoreBackgroundWork: Sendable {
     }
   }
 
+  /// Runs `commit` with the kernel not reporting this store's writes to its `-wal`, when the store
+  /// watches that file (``FileChangeMonitor/withWritesUnreported(_:_:)``); its watchers are woken once
+  /// after.
+  ///
+  /// ```swift
+  /// try work.withOwnWritesUnreported { try connection.commit() }
+  /// ```
+  func withOwnWritesUnreported<Result>(_ commit: () throws -> Result) rethrows -> Result {
+    guard let monitor = FileChangeMonitor.shared,
+      let token = state.withLock({ $0.statistics.watchesFile ? $0.watchToken : nil })
+    else { return try commit() }
+    return try monitor.withWritesUnreported(token, commit)
+  }
+
+  /// The monitor's token of this store's watch, while it watches (for tests and diagnostics).
+  var watchToken: UInt64? { state.withLock { $0.watchToken } }
+
   /// The counts so far.
   var statistics: Statistics { state.withLock { $0.statistics } }
 

@@ -28,13 +28,30 @@ extension StoreDatabase {
     try connection.begin(.immediate)
     do {
       try body(context)
-      try connection.commit()
+      if context.writeCount >= Self.unreportedCommitWrites {
+        try withOwnWritesUnreported { try connection.commit() }
+      } else {
+        try connection.commit()
+      }
     } catch {
       connection.rollback()
       throw error
     }
     state.noteCommit()
     return context.applyAll()
+  }
+
+  /// How many writes make a transaction's commit worth running unreported by the file watch
+  /// (``withOwnWritesUnreported(_:)``): a commit writes about two pages to the `-wal` per key, each
+  /// raising an event, and turning the reports off and on again costs two system calls. Measured on a
+  /// two-core machine: a group commit of sixteen writes took about 7 % less time per write (median of 14
+  /// alternating rounds); a single `set` took 11 % more.
+  static let unreportedCommitWrites = 8
+
+  /// Runs `commit` without the file watch reporting each of its writes to the `-wal`
+  /// (``StoreBackgroundWork/withOwnWritesUnreported(_:)``).
+  func withOwnWritesUnreported(_ commit: () throws -> Void) throws {
+    if let backgroundWork { try backgroundWork.withOwnWritesUnreported(commit) } else { try commit() }
   }
 
   /// The value of `key` written earlier in the running transaction of this thread, if any.
@@ -51,6 +68,9 @@ final class TransactionContext {
   /// `staged` per savepoint would copy the whole dictionary for every call of a group commit.)
   private var stagedUndo: [(key: String, previous: (value: any Sendable, version: Int64)?)] = []
   private var savepointDepth = 0
+
+  /// How many writes the transaction holds so far (those of savepoints rolled back are gone).
+  var writeCount: Int { writes.count }
 
   /// The savepoint statements of the first nesting levels, written once.
   private static let savepointSQL = (1...4).map {
