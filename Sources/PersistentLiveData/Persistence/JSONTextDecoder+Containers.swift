@@ -58,7 +58,40 @@ final class TextDecoder: Decoder {
     if type == Decimal.self || type == NSDecimalNumber.self || type == Float.self {
       throw tape.decline()
     }
+    if let value = try standardValue(type, at: index) { return value }
     return try Value(from: TextDecoder(tape: tape, node: index, parent: self, key: key))
+  }
+
+  /// A scalar of the standard library, or an array of them, read straight from the tape: the value the
+  /// generic path would decode through `init(from:)`, a container and the same scalar reader, with the
+  /// same declines — without a decoder and a container per value. (An array of strings went through an
+  /// unkeyed container and a decoder per element: half of a small record's decoding.) Nil for any other
+  /// type.
+  private func standardValue<Value>(_ type: Value.Type, at index: Int) throws -> Value? {
+    if type == String.self { return try string(index) as? Value }
+    if type == Int.self { return try integer(Int.self, index) as? Value }
+    if type == Double.self { return try double(index) as? Value }
+    if type == Bool.self { return try bool(index) as? Value }
+    if type == Int64.self { return try integer(Int64.self, index) as? Value }
+    if type == [String].self { return try array(at: index, string) as? Value }
+    if type == [Int].self { return try array(at: index) { try integer(Int.self, $0) } as? Value }
+    if type == [Double].self { return try array(at: index, double) as? Value }
+    if type == [Bool].self { return try array(at: index, bool) as? Value }
+    return nil
+  }
+
+  /// The elements of array node `index`, each read by `element`, as an unkeyed container reads them.
+  private func array<Element>(at index: Int, _ element: (Int) throws -> Element) throws -> [Element] {
+    let node = tape.nodes[index]
+    guard node.kind == .array else { throw tape.decline() }
+    var elements: [Element] = []
+    elements.reserveCapacity(Int(node.count))
+    var next = index + 1
+    for _ in 0..<Int(node.count) {
+      elements.append(try element(next))
+      next = Int(tape.nodes[next].next)
+    }
+    return elements
   }
 
   /// Decodes this decoder's own value (the top level).

@@ -150,6 +150,7 @@ final class TextEncoder: Encoder {
       context.needsFallback = true
       return nil
     }
+    if let node = standardNode(for: value) { return node }
     let child = TextEncoder(parent: self, key: key)
     do {
       try value.encode(to: child)
@@ -160,7 +161,33 @@ final class TextEncoder: Encoder {
     return .encoder(child)
   }
 
+  /// A scalar of the standard library, or an array of them, as the node its `encode(to:)` makes through
+  /// a container (the same node, by the same scalar forms) — without an encoder and a container per
+  /// value. Nil for any other type.
+  private func standardNode<Value: Encodable>(for value: Value) -> JSONNode? {
+    if Value.self == String.self, let value = value as? String { return .string(value) }
+    if Value.self == Int.self, let value = value as? Int { return Self.number(value) }
+    if Value.self == Double.self, let value = value as? Double { return number(value) }
+    if Value.self == Bool.self, let value = value as? Bool { return Self.literal(value) }
+    if Value.self == Int64.self, let value = value as? Int64 { return Self.number(value) }
+    if Value.self == [String].self, let value = value as? [String] {
+      return Self.array(value.map(JSONNode.string))
+    }
+    if Value.self == [Int].self, let value = value as? [Int] { return Self.array(value.map(Self.number)) }
+    if Value.self == [Double].self, let value = value as? [Double] { return Self.array(value.map(number)) }
+    if Value.self == [Bool].self, let value = value as? [Bool] { return Self.array(value.map(Self.literal)) }
+    return nil
+  }
+
+  private static func array(_ elements: [JSONNode]) -> JSONNode {
+    let array = JSONArrayNode()
+    array.elements = elements
+    return .array(array)
+  }
+
   // The scalar forms: what JSONEncoder writes for each.
+
+  static func literal(_ value: Bool) -> JSONNode { .text(value ? "true" : "false") }
 
   static func number<Number: FixedWidthInteger>(_ value: Number) -> JSONNode { .text(String(value)) }
 

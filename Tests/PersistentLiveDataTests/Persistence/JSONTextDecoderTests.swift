@@ -128,6 +128,65 @@ import Testing
   }
 
   /// Inputs JSONDecoder refuses, or that only JSONDecoder should judge: the fast path declines them.
+  /// Every type the decoder reads without a container of its own — the standard scalars and arrays of
+  /// them — as a record's fields, in arrays of arrays, and at the top level, with JSONDecoder's values;
+  /// and each text JSONDecoder refuses for one of them (an element of another kind, a number that is
+  /// not an integer, not an array at all) declined. A fast path that read the wrong element, skipped the
+  /// checks of its scalar reader, or took an object for an array fails here.
+  struct Standard: Codable, Equatable {
+    var string: String
+    var int: Int
+    var double: Double
+    var bool: Bool
+    var int64: Int64
+    var strings: [String]
+    var ints: [Int]
+    var doubles: [Double]
+    var bools: [Bool]
+    var nested: [[String]]
+    var optional: [Int]?
+  }
+
+  @Test func readsStandardScalarsAndArraysOfThemAsJSONDecoderDoes() throws {
+    let values = [
+      Standard(
+        string: "é\n\"x", int: -42, double: 0.1, bool: true, int64: .min, strings: ["a", "", "ü"],
+        ints: [1, -2, .max], doubles: [1.5, -0.0, 1e300], bools: [true, false],
+        nested: [["a"], [], ["b", "c"]], optional: [7]),
+      Standard(
+        string: "", int: 0, double: -1, bool: false, int64: .max, strings: [], ints: [], doubles: [],
+        bools: [], nested: [], optional: nil),
+    ]
+    for value in values {
+      #expect(Self.expectAgreement(Standard.self, try Self.encoded(value)), "declined \(value)")
+      #expect(JSONTextDecoder.decode(Standard.self, from: try Self.encoded(value)) == value)
+    }
+    #expect(Self.expectAgreement([String].self, Data(#"["x","y"]"#.utf8)))
+    #expect(Self.expectAgreement([Bool].self, Data("[true,false,true]".utf8)))
+    #expect(Self.expectAgreement([[Int]].self, Data("[[1,2],[],[3]]".utf8)))
+
+    let fields = #""double":1,"int":2,"int64":3,"bool":true,"string":"s","nested":[],"#
+    let refused = [
+      #""strings":["a",1],"ints":[],"doubles":[],"bools":[]"#,
+      #""strings":"a","ints":[],"doubles":[],"bools":[]"#,
+      #""strings":{"a":"b"},"ints":[],"doubles":[],"bools":[]"#,
+      #""strings":[],"ints":[1.5],"doubles":[],"bools":[]"#,
+      #""strings":[],"ints":[99999999999999999999],"doubles":[],"bools":[]"#,
+      #""strings":[],"ints":["1"],"doubles":[],"bools":[]"#,
+      #""strings":[],"ints":[],"doubles":[1e400],"bools":[]"#,
+      #""strings":[],"ints":[],"doubles":[true],"bools":[]"#,
+      #""strings":[],"ints":[],"doubles":[],"bools":[1]"#,
+      #""strings":[],"ints":[],"doubles":[],"bools":[null]"#,
+    ]
+    for members in refused {
+      let text = Data("{\(fields)\(members)}".utf8)
+      #expect(JSONTextDecoder.decode(Standard.self, from: text) == nil, "\(members)")
+      Self.expectAgreement(Standard.self, text)
+    }
+    #expect(JSONTextDecoder.decode(String.self, from: Data("1".utf8)) == nil)
+    #expect(JSONTextDecoder.decode([String].self, from: Data(#"{"a":"b"}"#.utf8)) == nil)
+  }
+
   @Test func declinesWhatItIsNotSureOf() {
     let cases: [(String, any Decodable.Type)] = [
       ("", Int.self), ("01", Int.self), ("1.0", Int.self), ("1e2", Int.self), ("300", UInt8.self),

@@ -154,6 +154,37 @@ import Testing
 
   struct NothingAtAll: Encodable { func encode(to encoder: any Encoder) throws {} }
 
+  /// Every type the encoder writes without a container of its own — the standard scalars and arrays of
+  /// them — as fields, nested in arrays, and at the top level, byte for byte as JSONEncoder writes them;
+  /// a non-finite number inside such an array still goes to JSONEncoder.
+  struct Standard: Encodable {
+    var string = "é\n\"x/"
+    var int = -42
+    var double = 0.1
+    var bool = true
+    var int64 = Int64.min
+    var strings = ["b", "", "a"]
+    var ints = [1, -2, Int.max]
+    var doubles = [1.5, -0.0, 1e300, 100]
+    var bools = [true, false]
+    var nested = [["a"], [], ["b", "c"]]
+    var empty: [String] = []
+  }
+
+  @Test func writesStandardScalarsAndArraysOfThemAsJSONEncoderDoes() throws {
+    try Self.expectSameBytes(Standard())
+    try Self.expectSameBytes(["x", "y"])
+    try Self.expectSameBytes([Int]())
+    try Self.expectSameBytes([true])
+    try Self.expectSameBytes([2.5, 3])
+    try Self.expectSameBytes(Int64.max)
+    try Self.expectSameBytes(["k": [1, 2]])
+    var infinite = Standard()
+    infinite.doubles = [1, .infinity]
+    #expect(JSONTextEncoder.encode(infinite) == nil)
+    #expect(throws: PersistentLiveDataError.self) { try ValueCodec.encode(infinite, key: "k") }
+  }
+
   @Test func declinesWhatOnlyJSONEncoderWrites() throws {
     #expect(JSONTextEncoder.encode(Derived()) == nil)
     try #expect(ValueCodec.encode(Derived(), key: "k") == Self.foundation(Derived()))
