@@ -10,6 +10,11 @@ import Testing
 @Suite(
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct SharedProcessTests {
+  /// How long a child may take to do its part: it starts a process, connects and applies the schema
+  /// behind every suite of the parallel run, which took over 30 s under ThreadSanitizer on the two-core
+  /// CI machines (a 30 s limit failed there). A child that hangs is still killed.
+  static let childLimit = sanitizerScaled(.seconds(120))
+
   @Test func everyVersionAnotherProcessWritesArrivesHereInOrder() async throws {
     let fixture = try SharedFixture()
     let b = fixture.replica()
@@ -18,10 +23,10 @@ struct SharedProcessTests {
     let observed = Recorder<Int>()
     let observer = await FailureHelpers.record(data, into: observed)
     let changes = Task {
-      await FailureHelpers.collect(data.changes(since: 0), count: count, within: .seconds(30))
+      await FailureHelpers.collect(data.changes(since: 0), count: count, within: Self.childLimit)
     }
     let child = try Self.child("write", fixture, key: "from-child", count: count)
-    let (lines, killed) = await child.finish(within: .seconds(30))
+    let (lines, killed) = await child.finish(within: Self.childLimit)
     #expect(!killed, "the child finished in time")
     #expect(child.exitCode == 0)
     #expect(lines == ["done \(count)"])
@@ -46,7 +51,7 @@ struct SharedProcessTests {
     // Half before the child starts (it replays them), half while it listens.
     for value in 1...count / 2 { try await data.set(value) }
     let child = try Self.child("observe", fixture, key: "to-child", count: count)
-    let output = Task { await child.finish(within: .seconds(30)) }
+    let output = Task { await child.finish(within: Self.childLimit) }
     for value in count / 2 + 1...count { try await data.set(value) }
     let (lines, killed) = await output.value
     #expect(!killed, "the child saw version \(count) in time")
@@ -63,12 +68,12 @@ struct SharedProcessTests {
     let here = 30
     let total = 2 * perChild + here
     let changes = Task {
-      await FailureHelpers.collect(data.changes(since: 0), count: total, within: .seconds(60))
+      await FailureHelpers.collect(data.changes(since: 0), count: total, within: Self.childLimit)
     }
     let children = try (0..<2).map { _ in
       try Self.child("increment", fixture, key: "counter", count: perChild)
     }
-    let outputs = children.map { child in Task { await child.finish(within: .seconds(60)) } }
+    let outputs = children.map { child in Task { await child.finish(within: Self.childLimit) } }
     for _ in 0..<here { try await data.update { $0 += 1 } }
     for (index, (child, output)) in zip(children, outputs).enumerated() {
       let (lines, killed) = await output.value

@@ -112,7 +112,7 @@ func eventually(
   _ condition: () -> Bool
 ) async -> Bool {
   let clock = ContinuousClock()
-  let deadline = clock.now.advanced(by: timeout)
+  let deadline = clock.now.advanced(by: mainActorWaitLimit(timeout))
   while clock.now < deadline {
     if condition() { return true }
     await Task.yield()

@@ -283,7 +283,7 @@ struct Refusing: Codable, Sendable, Equatable {
   timeout: Duration = .seconds(5), _ condition: @MainActor () -> Bool
 ) async -> Bool {
   let clock = ContinuousClock()
-  let deadline = clock.now.advanced(by: timeout)
+  let deadline = clock.now.advanced(by: mainActorWaitLimit(timeout))
   while clock.now < deadline {
     if condition() { return true }
     try? await Task.sleep(for: .milliseconds(2))
