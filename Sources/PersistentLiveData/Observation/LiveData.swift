@@ -84,6 +84,7 @@ open class LiveData<Value: Sendable>: @unchecked Sendable {
   @MainActor var registry: ObserverRegistry<Value> {
     if let observerRegistry { return observerRegistry }
     let registry = ObserverRegistry<Value>()
+    storage.withLock { $0.isWatched = true }
     registry.onActiveStateChange = { [weak self] active in
       guard let self else { return }
       if active { self.onActive() } else { self.onInactive() }
@@ -119,7 +120,10 @@ open class LiveData<Value: Sendable>: @unchecked Sendable {
   /// ```
   public var value: Value {
     registerObservationAccess()
-    return storage.withLock { $0.value }
+    return storage.withLock { storage in
+      storage.isWatched = true
+      return storage.value
+    }
   }
 
   /// The version of ``value``: 0 for the initial value, -1 when not initialized, and one more on every
@@ -134,7 +138,10 @@ open class LiveData<Value: Sendable>: @unchecked Sendable {
   /// ```
   public var version: Int64 {
     registerObservationAccess()
-    return storage.withLock { $0.version }
+    return storage.withLock { storage in
+      storage.isWatched = true
+      return storage.version
+    }
   }
 
   /// Whether the LiveData holds a value (version ≥ 0).
@@ -177,6 +184,12 @@ struct LiveDataStorage<Value: Sendable>: Sendable {
   var version: Int64
   /// A main-actor dispatch has been scheduled for writes made off the main actor.
   var dispatchScheduled = false
+  /// Whether anyone may be waiting for a delivery: ``LiveData/value`` or ``LiveData/version`` was read
+  /// (inside `withObservationTracking`, perhaps) or an observer registry exists. Until then a write made
+  /// off the main actor schedules no main-actor dispatch: it would have nobody to deliver to and nothing
+  /// to announce. (Set under the lock, before the read returns: a write that does not see it committed
+  /// before that read, which then returns the write's value.)
+  var isWatched = false
   var continuations: [UInt64: AsyncStream<Value>.Continuation] = [:]
   var nextContinuationID: UInt64 = 0
 
@@ -193,10 +206,11 @@ struct LiveDataStorage<Value: Sendable>: Sendable {
   }
 
   /// Stores a write and says whether the writer must schedule a main-actor dispatch: only when it is not
-  /// on the main actor and none is scheduled yet, so that off-main writes coalesce into one delivery.
+  /// on the main actor, someone may be watching (``isWatched``) and none is scheduled yet, so that
+  /// off-main writes coalesce into one delivery.
   mutating func commit(_ newValue: Value, version newVersion: Int64, onMainActor: Bool) -> Bool {
     store(newValue, version: newVersion)
-    guard !onMainActor, !dispatchScheduled else { return false }
+    guard !onMainActor, isWatched, !dispatchScheduled else { return false }
     dispatchScheduled = true
     return true
   }

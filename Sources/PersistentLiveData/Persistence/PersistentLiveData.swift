@@ -244,7 +244,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
       receiveRemoval(version: latestVersion, onMainActor: onMainActor).notifyObservers()
       return
     }
-    let value = try decoding.reload(row, current: self.value)
+    let value = try decoding.reload(row, current: snapshot.value)
     commitTimes.record(row.version, writtenAt: row.writtenAt)
     advance(to: value, version: row.version, onMainActor: onMainActor).notifyObservers()
   }

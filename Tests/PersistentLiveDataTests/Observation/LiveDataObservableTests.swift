@@ -149,6 +149,44 @@ final class ChangeProbe<Value: Sendable>: Sendable {
     #expect(probe.values == ["b"])
   }
 
+  /// A value nobody has read or observed wakes nobody: its writes off the main actor schedule no
+  /// main-actor dispatch. The first read or observer turns the deliveries on, and loses nothing.
+  @Test func writesToAValueNobodyReadOrObservedScheduleNoMainActorDelivery() async {
+    let live = MutableLiveData(0)
+    await Task.detached { for next in 1...3 { live.set(next) } }.value
+    #expect(!live.storage.withLock { $0.dispatchScheduled }, "nobody to deliver to: nothing scheduled")
+
+    // A tracked read from any thread turns the deliveries on; the next write fires onChange.
+    let probe = ChangeProbe<Int>()
+    await Task.detached { probe.track(live) }.value
+    await Task.detached { live.set(4) }.value
+    #expect(await eventually { probe.count == 1 })
+    #expect(probe.values == [4])
+  }
+
+  @Test func anObserverRegisteredAfterUnwatchedWritesGetsTheCurrentValueThenEveryLaterOne() async {
+    let live = MutableLiveData("a")
+    await Task.detached { live.set("b") }.value
+    let recorder = DeliveryRecorder<String>()
+    live.observeForever(recorder.callback)
+    recorder.expect(["b"])  // the current version, delivered by the registration
+
+    await Task.detached { live.set("c") }.value
+    await recorder.waitForLast("c")
+    recorder.expect(["c"])
+    #expect(recorder.all == ["b", "c"])
+
+    // Registered without the current value: the unwatched write before it is not delivered, the
+    // write after it is.
+    let quiet = MutableLiveData(0)
+    await Task.detached { quiet.set(1) }.value
+    let later = DeliveryRecorder<Int>()
+    quiet.observeForever(receiveCurrent: false, later.callback)
+    await Task.detached { quiet.set(2) }.value
+    await later.waitForLast(2)
+    later.expect([2])
+  }
+
   @Test func readingValueOffTheMainActorRegistersInterest() async {
     let live = MutableLiveData(0)
     let probe = ChangeProbe<Int>()
