@@ -174,8 +174,10 @@ struct JSONOutput {
       bytes.append(UInt8(ascii: "]"))
     case .object(let object):
       bytes.append(UInt8(ascii: "{"))
-      for (index, member) in Self.sorted(object.members).enumerated() {
-        if index > 0 { bytes.append(UInt8(ascii: ",")) }
+      var isFirst = true
+      Self.forEachInKeyOrder(object.members) { member in
+        if !isFirst { bytes.append(UInt8(ascii: ",")) }
+        isFirst = false
         writeString(member.key)
         bytes.append(UInt8(ascii: ":"))
         write(member.value)
@@ -184,26 +186,49 @@ struct JSONOutput {
     }
   }
 
-  /// The members in key order; of a key encoded twice, the last value (as JSONEncoder keeps it).
-  private static func sorted(_ members: [(key: String, value: JSONNode)]) -> [(key: String, value: JSONNode)]
-  {
+  /// Calls `body` with the members in key order; of a key encoded twice, with the last value only (as
+  /// JSONEncoder keeps it). Sorts positions, not members: no member is copied (or retained) to sort.
+  private static func forEachInKeyOrder(
+    _ members: [(key: String, value: JSONNode)], _ body: ((key: String, value: JSONNode)) -> Void
+  ) {
     var isSorted = true
     for index in members.indices.dropFirst() where !Self.precedes(members[index - 1].key, members[index].key)
     {
       isSorted = false
       break
     }
-    if isSorted { return members }
-    // `sort` is stable: of equal keys, the one encoded last stays last.
-    var ordered = members
-    ordered.sort { Self.precedes($0.key, $1.key) }
-    var result: [(key: String, value: JSONNode)] = []
-    result.reserveCapacity(ordered.count)
-    for member in ordered {
-      if let last = result.last, !Self.precedes(last.key, member.key) { result.removeLast() }
-      result.append(member)
+    if isSorted {
+      for member in members { body(member) }
+      return
     }
-    return result
+    withUnsafeTemporaryAllocation(of: Int.self, capacity: members.count) { order in
+      // Of equal keys, the one encoded last must stay last: both sorts below are stable.
+      if members.count <= 16 {
+        // An insertion sort: for the handful of members a Codable type has, faster than a general sort.
+        for index in members.indices {
+          var slot = index
+          while slot > 0, Self.precedes(members[index].key, members[order[slot - 1]].key) {
+            order[slot] = order[slot - 1]
+            slot -= 1
+          }
+          order[slot] = index
+        }
+      } else {
+        // A dictionary's entries: O(n log n), equal keys kept in encoding order by their positions.
+        for index in members.indices { order[index] = index }
+        var positions = order
+        positions.sort { left, right in
+          if Self.precedes(members[left].key, members[right].key) { return true }
+          return left < right && !Self.precedes(members[right].key, members[left].key)
+        }
+      }
+      for slot in 0..<members.count {
+        let member = members[order[slot]]
+        // Equal keys are adjacent: only the last of them is written.
+        if slot + 1 < members.count, !Self.precedes(member.key, members[order[slot + 1]].key) { continue }
+        body(member)
+      }
+    }
   }
 
   /// Whether `left` sorts before `right`, byte by byte in UTF-8.

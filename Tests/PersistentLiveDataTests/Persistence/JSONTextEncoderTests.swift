@@ -122,6 +122,24 @@ import Testing
     }
   }
 
+  /// More members than the encoder sorts by insertion, in reverse order, two keys encoded twice.
+  struct ManyKeysSomeTwice: Encodable {
+    struct Key: CodingKey {
+      let stringValue: String
+      init(_ name: String) { stringValue = name }
+      init?(stringValue: String) { self.stringValue = stringValue }
+      var intValue: Int? { nil }
+      init?(intValue: Int) { nil }
+    }
+    func encode(to encoder: any Encoder) throws {
+      var container = encoder.container(keyedBy: Key.self)
+      for index in (0..<40).reversed() { try container.encode(index, forKey: Key("k\(index)")) }
+      try container.encode("again", forKey: Key("k7"))
+      try container.encode([1], forKey: Key("k31"))
+      try container.encode("third", forKey: Key("k7"))
+    }
+  }
+
   struct EncodesNothingInside: Encodable {
     struct Nothing: Encodable { func encode(to encoder: any Encoder) throws {} }
     var nothing = Nothing()
@@ -130,6 +148,7 @@ import Testing
 
   @Test func handWrittenEncodingsMatchJSONEncoder() throws {
     try Self.expectSameBytes(HandWritten())
+    try Self.expectSameBytes(ManyKeysSomeTwice())
     try Self.expectSameBytes(EncodesNothingInside())
   }
 
