@@ -117,6 +117,34 @@ extension StorageTests {
       #expect(connection.cachedStatementCount == 2)
     }
 
+    static let slottedSelect = SlottedSQL("SELECT ?")
+    static let slottedOther = SlottedSQL("SELECT ? + 1")
+
+    @Test func aSlottedStatementIsTheTextsCachedStatementResetAndClearedPerConnection() throws {
+      #expect(Self.slottedSelect.slot != Self.slottedOther.slot)
+      let connection = try SQLiteConnection.inMemory()
+      let other = try connection.cachedStatement(Self.slottedOther)
+      let first = try connection.cachedStatement(Self.slottedSelect)
+      #expect(first === (try connection.cachedStatement("SELECT ?")), "one statement per text")
+      #expect(connection.cachedStatementCount == 2)
+      try first.bind(42, at: 1)
+      #expect(try first.step())
+      let second = try connection.cachedStatement(Self.slottedSelect)
+      #expect(first === second)
+      #expect(try second.step())
+      #expect(second.isNull(0), "reset and cleared like a statement found by its text")
+      #expect(other !== first)
+      try other.bind(1, at: 1)
+      #expect(try other.step() && other.int64(0) == 2)
+
+      // Another connection has statements of its own in the same slots; a closed one none.
+      let elsewhere = try SQLiteConnection.inMemory()
+      #expect((try elsewhere.cachedStatement(Self.slottedSelect)) !== first)
+      connection.close()
+      #expect(
+        sqliteError { _ = try connection.cachedStatement(Self.slottedSelect) }?.code == SQLiteCode.misuse)
+    }
+
     @Test func prepareRefusesSeveralStatementsButAllowsTrailingComments() throws {
       let connection = try SQLiteConnection.inMemory()
       let error = sqliteError { _ = try connection.prepare("SELECT 1; SELECT 2") }

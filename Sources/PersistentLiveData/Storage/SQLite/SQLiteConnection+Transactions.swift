@@ -32,8 +32,15 @@ extension SQLiteConnection {
   /// - Throws: ``SQLiteError``; `SQLITE_ERROR` "cannot start a transaction within a transaction" when one
   ///   is already open (SQLite has no nested `BEGIN`), `SQLITE_BUSY` when the write lock is not free.
   package func begin(_ kind: TransactionKind = .deferred) throws {
-    try cachedStatement(kind.beginSQL).run()
+    if kind == .immediate {
+      try cachedStatement(Self.beginImmediate).run()  // every write's
+    } else {
+      try cachedStatement(kind.beginSQL).run()
+    }
   }
+
+  private static let beginImmediate = SlottedSQL(TransactionKind.immediate.beginSQL)
+  private static let commitSQL = SlottedSQL("COMMIT")
 
   /// Commits the open transaction.
   ///
@@ -43,7 +50,7 @@ extension SQLiteConnection {
   ///
   /// - Throws: ``SQLiteError``; `SQLITE_ERROR` "cannot commit - no transaction is active" without one.
   package func commit() throws {
-    try cachedStatement("COMMIT").run()
+    try cachedStatement(Self.commitSQL).run()
   }
 
   /// Rolls back the open transaction, if any. Never throws.

@@ -12,12 +12,13 @@ enum SQL {
   /// (A damaged file's row below 1 stays the answer, so that the next write is refused by the CHECK.)
   /// With it, the key's recorded retention (``recordedRetention``), read in the same statement so that
   /// a write costs no extra step: NULL when none is recorded, 0 for every version, else the count kept.
-  static let keyHead = """
+  static let keyHead = SlottedSQL(
+    """
     SELECT coalesce(max(v, r), v, r), k FROM (SELECT
       (SELECT max(version) FROM pld_values WHERE key = ?1) AS v,
       (SELECT version FROM pld_removed_keys WHERE key = ?1) AS r,
       (SELECT coalesce(keep, 0) FROM pld_key_retention WHERE key = ?1) AS k)
-    """
+    """)
   static let recordedRetentions = "SELECT key, keep FROM pld_key_retention ORDER BY key"
   static let recordRetention = """
     INSERT INTO pld_key_retention (key, keep) VALUES (?, ?)
@@ -31,11 +32,12 @@ enum SQL {
     """
   static let row =
     "SELECT version, written_at, payload, schema_version FROM pld_values WHERE key = ? AND version = ?"
-  static let insert = """
-    INSERT INTO pld_values (key, version, written_at, payload, schema_version) VALUES (?, ?, ?, ?, ?)
+  static let insert = SlottedSQL(
     """
-  static let schemaVersion = "SELECT schema_version FROM pld_values WHERE key = ? AND version = ?"
-  static let prune = "DELETE FROM pld_values WHERE key = ? AND version <= ?"
+    INSERT INTO pld_values (key, version, written_at, payload, schema_version) VALUES (?, ?, ?, ?, ?)
+    """)
+  static let schemaVersion = SlottedSQL("SELECT schema_version FROM pld_values WHERE key = ? AND version = ?")
+  static let prune = SlottedSQL("DELETE FROM pld_values WHERE key = ? AND version <= ?")
   static let history = """
     SELECT version, written_at, payload, schema_version FROM pld_values
     WHERE key = ? AND version > ? ORDER BY version DESC LIMIT ?

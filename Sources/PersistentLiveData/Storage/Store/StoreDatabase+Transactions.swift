@@ -74,7 +74,7 @@ final class TransactionContext {
 
   /// The savepoint statements of the first nesting levels, written once.
   private static let savepointSQL = (1...4).map {
-    ("SAVEPOINT pld_savepoint_\($0)", "RELEASE pld_savepoint_\($0)")
+    (SlottedSQL("SAVEPOINT pld_savepoint_\($0)"), SlottedSQL("RELEASE pld_savepoint_\($0)"))
   }
 
   /// Records a write made inside the transaction; it is applied to memory at the commit.
@@ -86,25 +86,33 @@ final class TransactionContext {
     }
   }
 
+  /// The cached `SAVEPOINT` (or `RELEASE`) statement of nesting level `depth`.
+  private static func savepointStatement(
+    depth: Int, release: Bool, connection: SQLiteConnection
+  ) throws -> SQLiteStatement {
+    guard depth <= savepointSQL.count else {
+      return try connection.cachedStatement("\(release ? "RELEASE" : "SAVEPOINT") pld_savepoint_\(depth)")
+    }
+    let (savepoint, releaseSQL) = savepointSQL[depth - 1]
+    return try connection.cachedStatement(release ? releaseSQL : savepoint)
+  }
+
   /// Runs `body` in a savepoint; if it throws, its writes are undone and forgotten.
   func nested(connection: SQLiteConnection, _ body: () throws -> Void) throws {
     savepointDepth += 1
     defer { savepointDepth -= 1 }
     let depth = savepointDepth
-    let (savepoint, release) =
-      depth <= Self.savepointSQL.count
-      ? Self.savepointSQL[depth - 1] : ("SAVEPOINT pld_savepoint_\(depth)", "RELEASE pld_savepoint_\(depth)")
     let mark = writes.count
     let undoMark = stagedUndo.count
     // Cached: a group commit runs one savepoint per call.
-    try connection.cachedStatement(savepoint).run()
+    try Self.savepointStatement(depth: depth, release: false, connection: connection).run()
     do {
       try body()
-      try connection.cachedStatement(release).run()
+      try Self.savepointStatement(depth: depth, release: true, connection: connection).run()
       if savepointDepth == 1 { stagedUndo.removeAll(keepingCapacity: true) }
     } catch {
       try? connection.execute("ROLLBACK TO pld_savepoint_\(depth)")
-      try? connection.execute(release)
+      try? connection.execute("RELEASE pld_savepoint_\(depth)")
       writes.removeSubrange(mark...)
       for (key, previous) in stagedUndo[undoMark...].reversed() { staged[key] = previous }
       stagedUndo.removeSubrange(undoMark...)
