@@ -75,6 +75,19 @@ extension SQLiteConnection {
     try scalarInt64("PRAGMA data_version") ?? 0
   }
 
+  /// The main database's data version as its pager counts it (`SQLITE_FCNTL_DATA_VERSION`), or nil when
+  /// the connection is closed or SQLite refuses: it moves with every commit of this connection, and with
+  /// another connection's commit as soon as this one begins its next transaction. A function call, no
+  /// statement: cheaper than ``dataVersion()``, which moves only for other connections.
+  package var pagerDataVersion: UInt32? {
+    guard let handle else { return nil }
+    var version: UInt32 = 0
+    guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_DATA_VERSION, &version) == SQLITE_OK else {
+      return nil
+    }
+    return version
+  }
+
   /// Runs a WAL checkpoint on the main database (`sqlite3_wal_checkpoint_v2`).
   ///
   /// - Parameter mode: ``CheckpointMode/passive`` by default.

@@ -37,6 +37,7 @@ extension StoreDatabase {
       connection.rollback()
       throw error
     }
+    state.keyHeads.committed(context.keyHeads, connection: connection)
     state.noteCommit()
     return context.applyAll()
   }
@@ -68,6 +69,8 @@ final class TransactionContext {
   /// `staged` per savepoint would copy the whole dictionary for every call of a group commit.)
   private var stagedUndo: [(key: String, previous: (value: any Sendable, version: Int64)?)] = []
   private var savepointDepth = 0
+  /// The key heads the transaction's writes read and made (``KeyHeadCache``).
+  var keyHeads = TransactionHeads()
 
   /// How many writes the transaction holds so far (those of savepoints rolled back are gone).
   var writeCount: Int { writes.count }
@@ -111,6 +114,7 @@ final class TransactionContext {
       try Self.savepointStatement(depth: depth, release: true, connection: connection).run()
       if savepointDepth == 1 { stagedUndo.removeAll(keepingCapacity: true) }
     } catch {
+      keyHeads.isReliable = false  // heads its writes made may be gone
       try? connection.execute("ROLLBACK TO pld_savepoint_\(depth)")
       try? connection.execute("RELEASE pld_savepoint_\(depth)")
       writes.removeSubrange(mark...)

@@ -15,12 +15,17 @@ extension StoreDatabase {
     // Timed only for a logger: reading the clock twice is a measurable part of a group commit's call.
     let started = options.logger == nil ? nil : ContinuousClock.now
     let (version, outcome) = try withConnection { connection, state -> (Int64, CommitOutcome?) in
-      let committed = try insertNext(write, connection: connection)
       if let transaction = state.transaction {
+        let committed = try insertNext(
+          write, connection: connection, cache: &state.keyHeads, heads: &transaction.keyHeads)
         transaction.record(write, committed: committed)
         return (committed.version, nil)  // applied when the transaction commits
       }
-      return (committed.version, try commitAlone(write, committed, connection: connection, state: state))
+      var heads = TransactionHeads()
+      let committed = try insertNext(write, connection: connection, cache: &state.keyHeads, heads: &heads)
+      return (
+        committed.version, try commitAlone(write, committed, heads, connection: connection, state: state)
+      )
     }
     if let logger = options.logger, let started, ContinuousClock.now - started > options.slowWriteThreshold {
       logger.warning(
@@ -38,7 +43,8 @@ extension StoreDatabase {
   /// The commit and apply phases of a write outside a transaction: `insertNext` ran inside `BEGIN`, so
   /// commit, or roll back on any error.
   private func commitAlone(
-    _ write: PendingWrite, _ committed: CommittedVersion, connection: SQLiteConnection, state: WriterState
+    _ write: PendingWrite, _ committed: CommittedVersion, _ heads: TransactionHeads,
+    connection: SQLiteConnection, state: WriterState
   ) throws -> CommitOutcome {
     do {
       try connection.commit()
@@ -46,6 +52,7 @@ extension StoreDatabase {
       connection.rollback()
       throw error
     }
+    state.keyHeads.committed(heads, connection: connection)
     state.noteCommit()
     return Self.apply(write, committed)
   }
@@ -75,15 +82,19 @@ extension StoreDatabase {
     effect.notifyObservers()
   }
 
-  /// Inserts the next version of `write.key`, reading the newest version inside the write transaction so
-  /// that no two connections or processes ever commit the same (key, version). Outside a transaction it
-  /// begins one (`BEGIN IMMEDIATE`) and leaves it open for the caller to commit; if it throws, nothing is
-  /// left open.
-  private func insertNext(_ write: PendingWrite, connection: SQLiteConnection) throws -> CommittedVersion {
+  /// Inserts the next version of `write.key`, taking the newest version inside the write transaction so
+  /// that no two connections or processes ever commit the same (key, version): from `cache` when nothing
+  /// else changed the file since this store last wrote the key, else read from the file. Outside a
+  /// transaction it begins one (`BEGIN IMMEDIATE`) and leaves it open for the caller to commit; if it
+  /// throws, nothing is left open.
+  private func insertNext(
+    _ write: PendingWrite, connection: SQLiteConnection, cache: inout KeyHeadCache,
+    heads: inout TransactionHeads
+  ) throws -> CommittedVersion {
     let ownsTransaction = !connection.isInTransaction
     if ownsTransaction { try connection.begin(.immediate) }
     do {
-      let head = try Self.keyHead(key: write.key, connection: connection)
+      let head = try cache.head(of: write.key, in: &heads, connection: connection)
       let latest = head.latest
       if let expected = write.expectedVersion, expected != latest {
         throw VersionConflict(latestVersion: latest)
@@ -110,6 +121,9 @@ extension StoreDatabase {
       try insert.run()
       try pruneOnWrite(
         key: write.key, version: committed.version, keep: retention(of: head).limit, connection: connection)
+      cache.wrote(
+        KeyHead(latest: committed.version, recorded: head.recorded), of: write.key, in: &heads,
+        connection: connection)
       return committed
     } catch {
       if ownsTransaction { connection.rollback() }

@@ -51,6 +51,9 @@ final class StoreDatabase: Sendable {
     var isWALSyncScheduled = false
     /// The last `PRAGMA data_version` seen; it changes only when another connection commits.
     var lastDataVersion: Int64 = 0
+    /// The heads of the keys this store wrote: a write skips reading its key's head when nothing else
+    /// changed the file since.
+    var keyHeads = KeyHeadCache()
     /// Counts every change of the stored state this store knows of (its commits, other connections'
     /// commits it noticed): a live instance created from a row read before a change reads again.
     var changeCount: UInt64 = 0
