@@ -59,7 +59,7 @@ extension PersistentLiveData {
   /// - Throws: As ``PersistentStore/write(_:)``; nothing has changed then.
   public func write(_ newValue: Value) async throws {
     let payload = try await Self.encode(newValue, key: key)
-    try await database.write { [self] in try commit(newValue, encoded: payload) }
+    try await database.write(isOneWrite: true) { [self] in try commit(newValue, encoded: payload) }
   }
 
   /// Encodes off the caller's actor (a nonisolated async function runs on the global executor) and off

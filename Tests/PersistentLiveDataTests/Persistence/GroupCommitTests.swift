@@ -143,6 +143,82 @@ extension Persistence {
           == "first=1 last=1")
     }
 
+    /// `data.write(_:)` runs without a savepoint of its own: a write refused before its insert, or by
+    /// its insert, must still change nothing and fail only its caller; the rest of its group commits.
+    @Test(.enabled(if: SQLiteCLI.isAvailable, "needs the sqlite3 command-line client"))
+    func aValueWriteRefusedInItsGroupFailsOnlyItsCaller() async throws {
+      let folder = try TemporaryDirectory("group")
+      let path = folder.path("store.db")
+      let store = try PersistentStore(path: path)
+      let first = try store.liveData("first", default: 0)
+      let exhausted = try store.liveData("exhausted", default: 0)
+      let damaged = try store.liveData("damaged", default: 0)
+      let last = try store.liveData("last", default: 0)
+      // Another writer pushed one key to the end of the versions and left a damaged row under another:
+      // the first is refused before its insert, the second by its insert (the CHECK on the version).
+      try SQLiteCLI.execute(
+        path,
+        """
+        PRAGMA ignore_check_constraints = ON;
+        INSERT INTO pld_values (key, version, written_at, payload) VALUES
+          ('exhausted', 9223372036854775807, 0, '1'), ('damaged', -5, 0, '1');
+        """)
+      let queue = store.database.groupCommit
+      let holder = await Self.holdWriter(store, untilWaiting: 4)
+      let before = queue.statistics
+      // The holder lets the writer go once the four calls wait: they form its next group.
+      let calls = [(first, 1), (exhausted, 2), (damaged, 3), (last, 4)].map { data, value in
+        Task.detached { try await data.write(value) }
+      }
+      try await holder.value
+      try await calls[0].value
+      await #expect(throws: PersistentLiveDataError.self) { try await calls[1].value }
+      await #expect(throws: PersistentLiveDataError.self) { try await calls[2].value }
+      try await calls[3].value
+
+      #expect(queue.statistics.groups - before.groups == 1, "the four calls: one group")
+      #expect(first.value == 1 && first.version == 1)
+      #expect(last.value == 4 && last.version == 1)
+      #expect(exhausted.version == Int64.max, "where the other writer left it")
+      #expect(damaged.version == 0 && damaged.value == 0, "memory did not move")
+      #expect(
+        try SQLiteCLI.query(
+          path, "SELECT group_concat(key || '@' || version, ' ') FROM (SELECT * FROM pld_values ORDER BY key)"
+        )
+          == "damaged@-5 exhausted@9223372036854775807 first@1 last@1")
+
+      // The group's heads are right: the next writes follow them.
+      try await first.write(5)
+      try await last.write(6)
+      #expect(first.version == 2 && last.version == 2)
+    }
+
+    /// A value write that reaches a prune runs its insert and the prune in one savepoint of the group.
+    @Test func valueWritesThatPruneKeepTheRetentionAndGapFreeVersions() async throws {
+      let folder = try TemporaryDirectory("group")
+      let store = try PersistentStore(path: folder.path("store.db"))
+      let counter = try store.liveData("counter", default: 0, retention: .last(3))
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        for writer in 0..<4 {
+          let other = try store.liveData("other-\(writer)", default: 0, retention: .last(2))
+          group.addTask {
+            for index in 1...40 {
+              try await other.write(index)
+              if writer == 0 { try await counter.write(index) }
+            }
+          }
+        }
+        try await group.waitForAll()
+      }
+      #expect(counter.version == 40)
+      #expect(try counter.history().map(\.version) == [40, 39, 38])
+      for writer in 0..<4 {
+        let other = try store.liveData("other-\(writer)", default: 0, retention: .last(2))
+        #expect(other.version == 40 && other.value == 40)
+        #expect(try other.history().map(\.version) == [40, 39])
+      }
+    }
+
     @Test func cancellingAWaitingCallWithdrawsItAndWritesNothing() async throws {
       let store = try PersistentStore.inMemory()
       let value = try store.liveData("value", default: 0)

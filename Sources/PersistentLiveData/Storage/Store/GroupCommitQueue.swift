@@ -33,6 +33,9 @@ final class GroupCommitQueue: Sendable {
   /// One `write` call: its body and how to report its outcome.
   struct Request: Sendable {
     let id: UInt64
+    /// Whether the body is exactly one write of a value (``PersistentLiveData/write(_:)``): it needs no
+    /// savepoint of its own (``TransactionContext/unguarded(_:)``).
+    var isOneWrite = false
     /// Runs the body (under the store's lock, inside the call's savepoint) and keeps its result.
     let run: @Sendable () throws -> Void
     /// Resumes the caller: with its result when `error` is nil, otherwise with `error`.

@@ -4,13 +4,18 @@ extension StoreDatabase {
   ///
   /// Cancelling the calling task withdraws the call if its group has not started; once it has, the write
   /// happens and the result is returned as usual.
-  func write<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
+  ///
+  /// `isOneWrite`: `body` is exactly one ``commit(_:)`` of a value, nothing else (it then runs without a
+  /// savepoint of its own: ``TransactionContext/unguarded(_:)``).
+  func write<Result: Sendable>(
+    isOneWrite: Bool = false, _ body: @escaping @Sendable () throws -> Result
+  ) async throws -> Result {
     try ensureWritable()
     let id = groupCommit.makeID()
     let result = Locked<Result?>(nil)
     return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Result, any Error>) in
-        let request = GroupCommitQueue.Request(
+        var request = GroupCommitQueue.Request(
           id: id,
           run: {
             result.withLock { $0 = nil }; let value = try body(); result.withLock { $0 = value }
@@ -24,6 +29,7 @@ extension StoreDatabase {
               continuation.resume(throwing: CancellationError())
             }
           })
+        request.isOneWrite = isOneWrite
         groupCommit.enqueue(request) { [self] calls, joining, committed in
           commitGroup(calls, joining: joining, committed: committed)
         }
@@ -51,7 +57,11 @@ extension StoreDatabase {
           repeat {
             for request in requests[next...] {
               do {
-                try context.nested(connection: connection, request.run)
+                if request.isOneWrite {
+                  try context.unguarded(request.run)
+                } else {
+                  try context.nested(connection: connection, request.run)
+                }
                 errors.append(nil)
               } catch {
                 // Some SQLite errors end the whole transaction: then nothing of the group can commit.

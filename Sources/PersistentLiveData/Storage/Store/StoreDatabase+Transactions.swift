@@ -71,6 +71,8 @@ final class TransactionContext {
   private var savepointDepth = 0
   /// The key heads the transaction's writes read and made (``KeyHeadCache``).
   var keyHeads = TransactionHeads()
+  /// Whether the body running is one write without a savepoint of its own (``unguarded(_:)``).
+  private(set) var isRunningUnguardedWrite = false
 
   /// How many writes the transaction holds so far (those of savepoints rolled back are gone).
   var writeCount: Int { writes.count }
@@ -120,6 +122,25 @@ final class TransactionContext {
       writes.removeSubrange(mark...)
       for (key, previous) in stagedUndo[undoMark...].reversed() { staged[key] = previous }
       stagedUndo.removeSubrange(undoMark...)
+      throw error
+    }
+  }
+
+  /// Runs `body` — exactly one write of a ``PendingWrite`` through ``StoreDatabase/commit(_:)``, nothing
+  /// else — without the savepoint ``nested(connection:_:)`` would take: two statements fewer per call of
+  /// a group commit. A write undoes itself when it throws: its checks run before its insert, the insert is
+  /// one statement (SQLite undoes a failed statement), and a prune due after it runs with it in a
+  /// savepoint (see `insertNext`). Its write is recorded only once it succeeded.
+  func unguarded(_ body: () throws -> Void) throws {
+    isRunningUnguardedWrite = true
+    defer { isRunningUnguardedWrite = false }
+    let mark = writes.count
+    do {
+      try body()
+    } catch {
+      // Nothing to undo in the file; the heads are kept out of the cache all the same.
+      keyHeads.isReliable = false
+      writes.removeSubrange(mark...)
       throw error
     }
   }

@@ -17,7 +17,8 @@ extension StoreDatabase {
     let (version, outcome) = try withConnection { connection, state -> (Int64, CommitOutcome?) in
       if let transaction = state.transaction {
         let committed = try insertNext(
-          write, connection: connection, cache: &state.keyHeads, heads: &transaction.keyHeads)
+          write, connection: connection, cache: &state.keyHeads, heads: &transaction.keyHeads,
+          guardingPruneIn: transaction.isRunningUnguardedWrite ? transaction : nil)
         transaction.record(write, committed: committed)
         return (committed.version, nil)  // applied when the transaction commits
       }
@@ -87,9 +88,14 @@ extension StoreDatabase {
   /// else changed the file since this store last wrote the key, else read from the file. Outside a
   /// transaction it begins one (`BEGIN IMMEDIATE`) and leaves it open for the caller to commit; if it
   /// throws, nothing is left open.
+  ///
+  /// With `guardingPruneIn`, the write runs without a savepoint of its own
+  /// (``TransactionContext/unguarded(_:)``): the insert undoes itself if it fails (one statement), and
+  /// when a prune is due after it, the two run in a savepoint of `guardingPruneIn`, so that a failed
+  /// prune takes the insert back with it.
   private func insertNext(
     _ write: PendingWrite, connection: SQLiteConnection, cache: inout KeyHeadCache,
-    heads: inout TransactionHeads
+    heads: inout TransactionHeads, guardingPruneIn guarding: TransactionContext? = nil
   ) throws -> CommittedVersion {
     let ownsTransaction = !connection.isInTransaction
     if ownsTransaction { try connection.begin(.immediate) }
@@ -112,15 +118,22 @@ extension StoreDatabase {
       let committed = CommittedVersion(
         key: write.key, version: write.restoring?.version ?? latest + 1,
         writtenAt: write.restoring?.writtenAt ?? Date(), schemaVersion: schemaVersion)
-      let insert = try connection.cachedStatement(SQL.insert)
-      try insert.bind(write.key, at: 1)
-      try insert.bind(committed.version, at: 2)
-      try insert.bind(StoredRow.milliseconds(committed.writtenAt), at: 3)
-      try insert.bindText(write.payload, at: 4)
-      try insert.bind(Int64(schemaVersion), at: 5)
-      try insert.run()
-      try pruneOnWrite(
-        key: write.key, version: committed.version, keep: retention(of: head).limit, connection: connection)
+      let keep = retention(of: head).limit
+      let insertAndPrune = { () throws -> Void in
+        let insert = try connection.cachedStatement(SQL.insert)
+        try insert.bind(write.key, at: 1)
+        try insert.bind(committed.version, at: 2)
+        try insert.bind(StoredRow.milliseconds(committed.writtenAt), at: 3)
+        try insert.bindText(write.payload, at: 4)
+        try insert.bind(Int64(schemaVersion), at: 5)
+        try insert.run()
+        try self.pruneOnWrite(key: write.key, version: committed.version, keep: keep, connection: connection)
+      }
+      if let guarding, let keep, Self.isPruneDue(version: committed.version, keep: keep) {
+        try guarding.nested(connection: connection, insertAndPrune)
+      } else {
+        try insertAndPrune()
+      }
       cache.wrote(
         KeyHead(latest: committed.version, recorded: head.recorded), of: write.key, in: &heads,
         connection: connection)
