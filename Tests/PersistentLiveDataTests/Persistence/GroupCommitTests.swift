@@ -193,6 +193,37 @@ extension Persistence {
       #expect(first.version == 2 && last.version == 2)
     }
 
+    /// A value write whose prune fails takes its insert back with it, fails only its caller, and leaves
+    /// the next write on the right version.
+    @Test(.enabled(if: SQLiteCLI.isAvailable, "needs the sqlite3 command-line client"))
+    func aValueWriteWhosePruneFailsFailsOnlyItsCallerAndWritesNothing() async throws {
+      let folder = try TemporaryDirectory("group")
+      let path = folder.path("store.db")
+      let store = try PersistentStore(path: path)
+      let counter = try store.liveData("counter", default: 0, retention: .last(2))
+      let other = try store.liveData("other", default: 0)
+      for next in 1...15 { try await counter.write(next) }  // version 16 is due to prune
+      // Another process makes every delete of a row fail.
+      try SQLiteCLI.execute(
+        path, "CREATE TRIGGER refuse BEFORE DELETE ON pld_values BEGIN SELECT RAISE(ABORT, 'refused'); END")
+      let queue = store.database.groupCommit
+      let holder = await Self.holdWriter(store, untilWaiting: 2)
+      let before = queue.statistics
+      let calls = [Task.detached { try await counter.write(16) }, Task.detached { try await other.write(1) }]
+      try await holder.value
+      await #expect(throws: PersistentLiveDataError.self) { try await calls[0].value }
+      try await calls[1].value
+      #expect(queue.statistics.groups - before.groups == 1, "both calls: one group")
+      #expect(counter.version == 15 && counter.value == 15, "memory did not move")
+      #expect(other.version == 1)
+      #expect(try SQLiteCLI.query(path, "SELECT max(version) FROM pld_values WHERE key = 'counter'") == "15")
+
+      try SQLiteCLI.execute(path, "DROP TRIGGER refuse")
+      try await counter.write(16)
+      #expect(counter.version == 16, "no version skipped")
+      #expect(try counter.history().map(\.version) == [16, 15])
+    }
+
     /// A value write that reaches a prune runs its insert and the prune in one savepoint of the group.
     @Test func valueWritesThatPruneKeepTheRetentionAndGapFreeVersions() async throws {
       let folder = try TemporaryDirectory("group")

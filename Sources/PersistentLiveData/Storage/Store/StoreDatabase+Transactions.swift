@@ -104,24 +104,36 @@ final class TransactionContext {
 
   /// Runs `body` in a savepoint; if it throws, its writes are undone and forgotten.
   func nested(connection: SQLiteConnection, _ body: () throws -> Void) throws {
+    let mark = writes.count
+    let undoMark = stagedUndo.count
+    do {
+      try savepoint(connection: connection, body)
+      if savepointDepth == 0 { stagedUndo.removeAll(keepingCapacity: true) }
+    } catch {
+      keyHeads.isReliable = false  // heads its writes made may be gone
+      writes.removeSubrange(mark...)
+      for (key, previous) in stagedUndo[undoMark...].reversed() { staged[key] = previous }
+      stagedUndo.removeSubrange(undoMark...)
+      throw error
+    }
+  }
+
+  /// Runs `body` in a savepoint of its own, rolled back if it throws, and nothing more: the statements
+  /// of `body` record no write here (``nested(connection:_:)`` does that bookkeeping). For a value write's
+  /// insert and prune, run while that write holds the transaction's ``keyHeads`` (its caller marks them
+  /// itself when this throws).
+  func savepoint(connection: SQLiteConnection, _ body: () throws -> Void) throws {
     savepointDepth += 1
     defer { savepointDepth -= 1 }
     let depth = savepointDepth
-    let mark = writes.count
-    let undoMark = stagedUndo.count
     // Cached: a group commit runs one savepoint per call.
     try Self.savepointStatement(depth: depth, release: false, connection: connection).run()
     do {
       try body()
       try Self.savepointStatement(depth: depth, release: true, connection: connection).run()
-      if savepointDepth == 1 { stagedUndo.removeAll(keepingCapacity: true) }
     } catch {
-      keyHeads.isReliable = false  // heads its writes made may be gone
       try? connection.execute("ROLLBACK TO pld_savepoint_\(depth)")
       try? connection.execute("RELEASE pld_savepoint_\(depth)")
-      writes.removeSubrange(mark...)
-      for (key, previous) in stagedUndo[undoMark...].reversed() { staged[key] = previous }
-      stagedUndo.removeSubrange(undoMark...)
       throw error
     }
   }

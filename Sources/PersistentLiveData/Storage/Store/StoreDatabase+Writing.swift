@@ -130,7 +130,13 @@ extension StoreDatabase {
         try self.pruneOnWrite(key: write.key, version: committed.version, keep: keep, connection: connection)
       }
       if let guarding, let keep, Self.isPruneDue(version: committed.version, keep: keep) {
-        try guarding.nested(connection: connection, insertAndPrune)
+        do {
+          // Not `nested`: it would mark the transaction's heads, which `heads` holds right now.
+          try guarding.savepoint(connection: connection, insertAndPrune)
+        } catch {
+          heads.isReliable = false
+          throw error
+        }
       } else {
         try insertAndPrune()
       }
