@@ -158,7 +158,7 @@ extension Persistence {
           recorder.expectNothing("no observer call for a failed set")
         }
 
-        try FileManager.default.removeItem(atPath: filler)
+        try fileSystem.remove(filler, waitingUntilFree: 800_000)
         try blob.set(large)
         #expect(blob.version == 2, "the failed sets consumed no version number")
         #expect(blob.value == large)

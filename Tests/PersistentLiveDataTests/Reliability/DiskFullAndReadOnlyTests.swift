@@ -60,11 +60,11 @@ extension Reliability {
       #expect(
         (fileBytes(path)?.count ?? 0) == 0,
         "a half-created store was left: \(fileBytes(path)?.count ?? 0) bytes")
-      try FileManager.default.removeItem(atPath: filler)
+      let waited = try fileSystem.remove(filler, waitingUntilFree: 512 * 1024)
       let store = try PersistentStore(path: path, options: Self.options())
       try store.liveData("value", default: 0).set(1)
       try store.close()
-      Reliability.figure("disk-full create error=\(error ?? "none")")
+      Reliability.figure("disk-full create error=\(error ?? "none") freed-after=\(waited)")
     }
 
     @Test(.enabled(if: isRoot, "mounting a small tmpfs needs root"))
@@ -94,7 +94,7 @@ extension Reliability {
       #expect(acknowledged > 20, "the WAL should take a good part of the disk")
       let flushError = Self.expectOneOf(["diskFull"], "flush on a full disk") { try store.flush() }
       #expect(value.version == acknowledged)
-      try FileManager.default.removeItem(atPath: filler)
+      let waited = try fileSystem.remove(filler, waitingUntilFree: 500_000)
       try store.flush()
       try value.set("after")
       try store.close()
@@ -103,7 +103,7 @@ extension Reliability {
       #expect(restored.version == acknowledged + 1 && restored.value == "after")
       #expect(try restored.history().count == Int(acknowledged + 1), "gap-free, nothing lost")
       Reliability.figure(
-        "disk-full checkpoint acknowledged=\(acknowledged) writeError=\(stopped ?? "none") flushError=\(flushError ?? "none")"
+        "disk-full checkpoint acknowledged=\(acknowledged) writeError=\(stopped ?? "none") flushError=\(flushError ?? "none") freed-after=\(waited)"
       )
     }
 
@@ -133,14 +133,14 @@ extension Reliability {
       if case .failure(let error) = outcome {
         #expect((error as? PersistentLiveDataError)?.caseName == "diskFull", "\(error)")
       }
-      try FileManager.default.removeItem(atPath: filler)
+      let waited = try fileSystem.remove(filler, waitingUntilFree: 1024 * 1024)
       let afterRemoval = fileSystem.describe()
       let inspection = CrashInspection.inspect(path: path, key: key, storeFirst: true)
       #expect(
         inspection.isSound,
         "\(inspection.summary); once the filler was removed: \(afterRemoval); now: \(fileSystem.describe())")
       #expect(inspection.latest == lastAck || inspection.latest == lastAck + 1, "last ack \(lastAck)")
-      Reliability.figure("disk-full open-hot-wal outcome=\(outcome)")
+      Reliability.figure("disk-full open-hot-wal outcome=\(outcome) freed-after=\(waited)")
     }
 
     /// The file system is remounted read-only under a closed store: opening gives readOnly or cannotOpen
