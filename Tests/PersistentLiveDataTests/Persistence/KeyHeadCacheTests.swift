@@ -90,6 +90,42 @@ extension Persistence {
       #expect(try count.history().map(\.version) == [3, 2, 1], "the file holds no undone version")
     }
 
+    /// The cache holds at most ``KeyHeadCache/capacity`` keys: a commit that would take it past that
+    /// starts it over with that commit's heads, and a key it dropped is read from the file again.
+    @Test func theCacheKeepsAtMostItsCapacityAndStartsOverPastIt() throws {
+      let folder = try TemporaryDirectory("heads")
+      let path = folder.path("store.db")
+      let store = try PersistentStore(path: path)
+      try store.liveData("key-0-0", default: 0).set(41)
+      try store.close()
+      let connection = try SQLiteConnection(path: path)
+      defer { connection.close() }
+      var cache = KeyHeadCache()
+      let perTransaction = 1_000
+      var counts: [Int] = []
+      for round in 0..<5 {
+        try connection.execute("BEGIN IMMEDIATE")
+        var transaction = TransactionHeads()
+        for index in 0..<perTransaction {
+          let head = try cache.head(of: "key-\(round)-\(index)", in: &transaction, connection: connection)
+          #expect(head.latest == (round == 0 && index == 0 ? 1 : 0))
+        }
+        try connection.execute("COMMIT")
+        cache.committed(transaction, connection: connection)
+        counts.append(cache.count)
+      }
+      #expect(KeyHeadCache.capacity == 4_096)
+      #expect(counts == [1_000, 2_000, 3_000, 4_000, 1_000], "the fifth commit would pass 4,096: start over")
+      #expect(cache.cachedHead(of: "key-0-0") == nil && cache.cachedHead(of: "key-4-999") != nil)
+
+      try connection.execute("BEGIN IMMEDIATE")
+      var transaction = TransactionHeads()
+      #expect(try cache.head(of: "key-0-0", in: &transaction, connection: connection).latest == 1)
+      try connection.execute("COMMIT")
+      cache.committed(transaction, connection: connection)
+      #expect(cache.count == 1_001 && cache.cachedHead(of: "key-0-0")?.latest == 1)
+    }
+
     @Test func aTransactionRolledBackLeavesTheNextWriteGapFree() throws {
       let folder = try TemporaryDirectory("heads")
       let store = try PersistentStore(path: folder.path("store.db"))

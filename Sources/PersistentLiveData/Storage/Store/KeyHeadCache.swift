@@ -40,6 +40,12 @@ struct KeyHeadCache {
   private var heads: [String: KeyHead] = [:]
   private var validAt: Stamp?
 
+  /// How many heads are kept (at most ``capacity``).
+  var count: Int { heads.count }
+
+  /// The head memory holds for `key`, if any (whether a write may use it depends on the counters).
+  func cachedHead(of key: String) -> KeyHead? { heads[key] }
+
   /// The head of `key`, read by a write inside its write transaction (the lock is held): from the
   /// transaction's own heads, from the cache when nothing changed the file since it was last right,
   /// otherwise from the file.
