@@ -110,11 +110,12 @@ let package = Package(
       dependencies: ["PLDSQLite3"],
       path: "Tests/Helpers/PLDCrashSim"
     ),
-    // What both test targets share: a fresh temporary directory per test. Test support only: no product
+    // What the test targets share: a fresh temporary directory per test, child processes, a recording
+    // log handler. Test support only: no product
     // contains it.
     .target(
       name: "PLDTestSupport",
-      dependencies: ["PersistentLiveData"],
+      dependencies: ["PersistentLiveData", .product(name: "Logging", package: "swift-log")],
       path: "Tests/Helpers/PLDTestSupport",
       swiftSettings: swiftSettings
     ),

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PLDTestSupport
 import PersistentLiveData
 import PersistentLiveDataPostgres
 import PersistentLiveDataPostgresTesting
@@ -62,7 +63,12 @@ final class Replica: Sendable {
     var options = options
     if options.logger == nil {
       let lines = log
-      var logger = Logger(label: "replica") { _ in LogLines.Handler(lines: lines) }
+      var logger = Logger(label: "replica") { _ in
+        RecordingLogHandler(logLevel: .debug) { level, message, metadata in
+          let fields = metadata.map { "\($0)=\($1)" }.sorted()
+          lines.append("\(level) \(message) \(fields.joined(separator: " "))")
+        }
+      }
       logger.logLevel = .debug
       options.logger = logger
     }
@@ -107,22 +113,6 @@ final class Replica: Sendable {
     func append(_ line: String) {
       let elapsed = (ContinuousClock.now - started).formatted(.units(allowed: [.milliseconds]))
       lines.withLock { $0.append("+\(elapsed) \(line)") }
-    }
-
-    struct Handler: LogHandler {
-      let lines: LogLines
-      var metadata: Logger.Metadata = [:]
-      var logLevel: Logger.Level = .debug
-
-      subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-      }
-
-      func log(event: LogEvent) {
-        let fields = metadata.merging(event.metadata ?? [:]) { $1 }.map { "\($0)=\($1)" }.sorted()
-        lines.append("\(event.level) \(event.message) \(fields.joined(separator: " "))")
-      }
     }
   }
 

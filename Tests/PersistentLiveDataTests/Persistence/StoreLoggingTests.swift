@@ -19,24 +19,11 @@ private final class LogRecords: @unchecked Sendable {
   }
 
   func logger() -> Logger {
-    var logger = Logger(label: "test") { _ in RecordingHandler(records: self) }
+    var logger = Logger(label: "test") { _ in
+      RecordingLogHandler { level, message, metadata in self.append(level, "\(message)", metadata) }
+    }
     logger.logLevel = .trace
     return logger
-  }
-}
-
-private struct RecordingHandler: LogHandler {
-  let records: LogRecords
-  var metadata: Logger.Metadata = [:]
-  var logLevel: Logger.Level = .trace
-
-  subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-    get { metadata[key] }
-    set { metadata[key] = newValue }
-  }
-
-  func log(event: LogEvent) {
-    records.append(event.level, "\(event.message)", metadata.merging(event.metadata ?? [:]) { $1 })
   }
 }
 
