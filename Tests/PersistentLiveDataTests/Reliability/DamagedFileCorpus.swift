@@ -11,12 +11,45 @@ import Glibc
 /// Every kind of file the store and pld-tool must judge alike: sound stores, damaged ones, files that
 /// are not stores, and paths that are not files. Each case builds `store.db` in a folder of its own and
 /// names the verdict both must give: `opens`, or the ``PersistentLiveDataError`` case of the refusal.
+/// One kind of file gets two: a creation interrupted by a power loss, which only a read-write open can
+/// recover (the store opens it; pld-tool, reading only, says what it is and how to recover it).
 struct DamagedFileCase: Sendable, CustomStringConvertible {
   let name: String
+  /// The store's verdict.
   let expected: String
+  /// pld-tool's verdict (read-only), when it differs from the store's.
+  let expectedReadOnly: String?
   let build: @Sendable (_ path: String) throws -> Void
 
+  init(
+    name: String, expected: String, expectedReadOnly: String? = nil,
+    build: @escaping @Sendable (_ path: String) throws -> Void
+  ) {
+    self.name = name
+    self.expected = expected
+    self.expectedReadOnly = expectedReadOnly
+    self.build = build
+  }
+
   var description: String { name }
+
+  /// The files a store's creation leaves when the power fails before its first page reaches the disk: the
+  /// page, as zeros, and the hot rollback journal of an empty database (header string, a page count of 0,
+  /// a nonce, an initial size of 0 pages, a sector size, a page size; the rest of its 512 bytes zero), as
+  /// the crash VFS of PowerLossTests leaves them. `change` alters them, for the look-alikes.
+  static func interruptedCreation(
+    _ path: String, initialPages: UInt32 = 0, change: (inout Data, inout Data) -> Void = { _, _ in }
+  ) throws {
+    var page = Data(count: 4_096)
+    var journal = Data([0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7])
+    for field: UInt32 in [0, 0x1c92_2a9f, initialPages, 512, 4_096] {
+      journal.append(contentsOf: withUnsafeBytes(of: field.bigEndian) { Array($0) })
+    }
+    journal.append(Data(count: 512 - journal.count))
+    change(&page, &journal)
+    try writeFile(path, page)
+    try writeFile(path + "-journal", journal)
+  }
 
   /// A closed, checkpointed store of about 60 pages (DamagedFileTests' 200 versions and 50 keys).
   static func store(_ path: String) throws {
@@ -99,6 +132,24 @@ struct DamagedFileCase: Sendable, CustomStringConvertible {
       guard case .notSQLite = try DatabaseFile.classify(path: path) else {
         throw TestSupportError("the file should no longer look like SQLite")
       }
+    },
+    DamagedFileCase(
+      name: "creation interrupted by a power loss: a zeroed first page, the journal of an empty database",
+      expected: "opens", expectedReadOnly: "cannotOpen"
+    ) { try interruptedCreation($0) },
+    DamagedFileCase(
+      name: "a zeroed first page, the journal of a database that had pages", expected: "notADatabase"
+    ) {
+      try interruptedCreation($0, initialPages: 1)
+    },
+    DamagedFileCase(name: "a zeroed first page, its journal no longer hot", expected: "notADatabase") {
+      try interruptedCreation($0) { _, journal in journal.resetBytes(in: 0..<8) }
+    },
+    DamagedFileCase(name: "one nonzero byte, the journal of an empty database", expected: "notADatabase") {
+      try interruptedCreation($0) { page, _ in page[4_000] = 1 }
+    },
+    DamagedFileCase(name: "two pages of zeros, the journal of an empty database", expected: "notADatabase") {
+      try interruptedCreation($0) { page, _ in page.append(Data(count: 65_536)) }
     },
     DamagedFileCase(name: "truncated, with a WAL that lacks the missing pages", expected: "corrupt") { path in
       try store(path)

@@ -148,6 +148,41 @@ package enum DatabaseFile {
     return .sqlite(header, fileSize: status.size)
   }
 
+  /// The largest page SQLite writes: a file whose creation was interrupted holds at most its first page.
+  static let largestPageSize: Int64 = 65_536
+
+  /// Whether the file at `path` (a regular file of `fileSize` bytes without an SQLite header) is a
+  /// database whose creation a power loss interrupted, which SQLite's own recovery returns to an empty
+  /// file: at most one page long, every byte zero, next to a hot rollback journal of a database that was
+  /// empty (its header's "initial size of the database in pages" is 0), and no `-wal` file.
+  ///
+  /// SQLite writes a new database's first page through a rollback journal, whose header it syncs first.
+  /// When the power fails before that page reaches the disk, the file can keep its new length and read
+  /// as zeros, which SQLite refuses as "not a database" until a read-write connection replays the
+  /// journal: the replay truncates the file to the size the journal recorded, 0. The file held nothing,
+  /// so nothing is lost; a file with any other content is never taken for one. Reads, never writes.
+  ///
+  /// ```swift
+  /// if case .notSQLite(let size) = status, DatabaseFile.isInterruptedCreation(path: path, fileSize: size) { … }
+  /// ```
+  package static func isInterruptedCreation(path: String, fileSize: Int64) -> Bool {
+    guard fileSize > 0, fileSize <= largestPageSize else { return false }
+    if case .success(let wal) = POSIX.linkStatus(path + "-wal"), wal.size > 0 { return false }
+    let journalPath = path + "-journal"
+    guard case .success(let journalStatus) = POSIX.linkStatus(journalPath), journalStatus.kind == .regular
+    else { return false }
+    do {
+      let (status, bytes) = try POSIX.readPrefix(of: path, count: Int(fileSize))
+      guard status.kind == .regular, Int64(bytes.count) == fileSize, bytes.allSatisfy({ $0 == 0 }) else {
+        return false
+      }
+      let (_, journal) = try POSIX.readPrefix(of: journalPath, count: RollbackJournalHeader.length)
+      return RollbackJournalHeader(bytes: journal)?.initialDatabasePages == 0
+    } catch {
+      return false
+    }
+  }
+
   /// Whether `path` itself is a symbolic link (`lstat`; a link to a missing target counts).
   package static func isSymbolicLink(path: String) -> Bool {
     guard case .success(let status) = POSIX.linkStatus(path) else { return false }
@@ -173,5 +208,30 @@ package struct DatabaseFileError: Error, CustomStringConvertible, Sendable, Hash
   /// `"cannot read database file /x/app.db (open: Permission denied)"`.
   package var description: String {
     "cannot read database file \(path) (\(operation): \(POSIX.message(for: errno)))"
+  }
+}
+
+/// The fields of a rollback journal's header this library reads, from the layout documented at
+/// https://www.sqlite.org/fileformat.html ("4.1. The Rollback Journal"). Big-endian, like the database
+/// header.
+///
+/// ```swift
+/// let isOfANewDatabase = RollbackJournalHeader(bytes: prefix)?.initialDatabasePages == 0
+/// ```
+package struct RollbackJournalHeader: Sendable, Hashable {
+  /// The bytes read: the header string, the page count, the nonce, and the initial size.
+  package static let length = 20
+  /// "Header string: 0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7" (offset 0, 8 bytes). SQLite zeroes
+  /// it, or deletes the file, when the transaction ends: a journal that still has it is hot.
+  package static let magic: [UInt8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]
+
+  /// "Initial size of the database in pages" (offset 16): the size a rollback truncates the file to.
+  package let initialDatabasePages: UInt32
+
+  /// Parses a header; nil when `bytes` is shorter than ``length`` or lacks the header string.
+  package init?(bytes: some Collection<UInt8>) {
+    let header = Array(bytes.prefix(Self.length))
+    guard header.count == Self.length, header.starts(with: Self.magic) else { return nil }
+    initialDatabasePages = header[16..<20].reduce(0) { $0 << 8 | UInt32($1) }
   }
 }

@@ -96,6 +96,10 @@ extension SQLiteError {
   /// `SQLITE_FULL` (13), for errors built outside this folder.
   package static let fullCode: Int32 = SQLITE_FULL
 
+  /// `SQLITE_READONLY_ROLLBACK` (776): a read-only connection found a hot rollback journal it cannot
+  /// replay. The header defines it as `(SQLITE_READONLY | (3<<8))`, a macro Swift does not import.
+  package static let readOnlyRollbackCode: Int32 = SQLITE_READONLY | (3 << 8)
+
   /// `SQLITE_CANTOPEN_SYMLINK` (1550). The header defines it as `(SQLITE_CANTOPEN | (6<<8))`, a macro
   /// Swift does not import.
   static let cantOpenSymlink: Int32 = SQLITE_CANTOPEN | (6 << 8)

@@ -53,11 +53,16 @@ package enum StoreFileValidator {
     /// page 1 (a power loss tore the page while a checkpoint or the file's creation wrote it). SQLite reads
     /// page 1 from the WAL if it is there and refuses the file otherwise; `quick_check` confirms.
     case pageOneInWAL
+    /// A file whose creation a power loss interrupted before its first page reached the disk
+    /// (``DatabaseFile/isInterruptedCreation(path:fileSize:)``): zeros, next to the hot rollback journal
+    /// of an empty database. SQLite's read-write open replays the journal, which leaves an empty file;
+    /// only given with ``Access/readWrite`` (a read-only connection cannot replay it).
+    case interruptedCreation
 
     /// Whether the content check must run `PRAGMA quick_check` whatever the caller asked.
     package var needsIntegrityCheck: Bool {
       switch self {
-      case .databaseCompletedByWAL, .pageOneInWAL: true
+      case .databaseCompletedByWAL, .pageOneInWAL, .interruptedCreation: true
       case .missing, .empty, .database: false
       }
     }
@@ -65,7 +70,7 @@ package enum StoreFileValidator {
     /// The header, when the file has one.
     package var header: DatabaseFileHeader? {
       switch self {
-      case .missing, .empty, .pageOneInWAL: nil
+      case .missing, .empty, .pageOneInWAL, .interruptedCreation: nil
       case .database(let header), .databaseCompletedByWAL(let header): header
       }
     }
@@ -147,6 +152,15 @@ package enum StoreFileValidator {
         detail += ", and its -wal file cannot be read without write access to the folder"
       }
       throw .corrupt(path: path, detail: detail)
+    case .notSQLite(let fileSize) where DatabaseFile.isInterruptedCreation(path: path, fileSize: fileSize):
+      guard access == .readWrite else {
+        throw .cannotOpen(
+          path: path, code: SQLiteError.readOnlyRollbackCode,
+          reason: "a power loss interrupted its creation before anything was stored in it, and SQLite must "
+            + "replay its -journal file before it can be read, which takes write access; opening it once as "
+            + "a store (PersistentStore(path:)) completes that recovery and leaves an empty store")
+      }
+      return .interruptedCreation
     case .notSQLite where access != .immutable && hasWriteAheadLog(path):
       return .pageOneInWAL
     case .notRegularFile, .notSQLite, .symbolicLink, .directory:
