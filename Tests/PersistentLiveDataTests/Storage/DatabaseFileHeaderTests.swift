@@ -143,6 +143,19 @@ extension StorageTests {
       }
     }
 
+    /// The rollback journal's header ("4.1. The Rollback Journal"): the header string, then the page count,
+    /// the nonce and, at offset 16, the initial size of the database in pages, big-endian.
+    @Test func rollbackJournalHeaderReadsTheInitialSizeAndNeedsTheHeaderString() {
+      let magic: [UInt8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]
+      let fields: [UInt8] = [0, 0, 0, 0, 0x1c, 0x92, 0x2a, 0x9f, 0x00, 0x01, 0x02, 0x03]
+      #expect(RollbackJournalHeader(bytes: magic + fields)?.initialDatabasePages == 0x0001_0203)
+      #expect(
+        RollbackJournalHeader(bytes: magic + fields + [0, 0, 2, 0])?.initialDatabasePages == 0x0001_0203)
+      #expect(RollbackJournalHeader(bytes: magic + fields.dropLast()) == nil, "shorter than the field")
+      #expect(RollbackJournalHeader(bytes: [0, 0, 0, 0, 0, 0, 0, 0] + fields) == nil, "zeroed: not hot")
+      #expect(RollbackJournalHeader(bytes: magic.dropLast() + [0xd8] + fields) == nil)
+    }
+
     @Test func classifyingDoesNotModifyTheFile() throws {
       try TemporaryDirectory.with { directory in
         let connection = try directory.openDatabase()
