@@ -154,15 +154,8 @@ struct SharedFailureTests {
     _ = try await Outage.exercise(
       fixture: fixture, writer: a, observer: b, keys: (1...3).map { "listen-\($0)" }
     ) { _ in
-      // A replica's listener may be between two connections for a moment (the old one's backend still
-      // shown while it exits): the two that listen once that settled.
-      #expect(
-        try await eventually {
-          let now = try await Listeners.pids(fixture)
-          killed.withLock { $0 = now }
-          return now.count == 2
-        }, "two listening connections: \(killed.withLock { $0 })")
-      let pids = killed.withLock { $0 }
+      let pids = try await Listeners.settled(fixture, count: 2)
+      killed.withLock { $0 = pids }
       #expect(try Listeners.terminate(pids, fixture) == 2, "both listening connections were terminated")
       let replaced = try await eventually {
         let now = try await Listeners.pids(fixture)
@@ -186,7 +179,8 @@ struct SharedFailureTests {
       SELECT key_hash, version, version::text, 1 FROM head
       """)
     #expect(quietOnB.version == 1, "nothing told B yet")
-    #expect(try await Listeners.terminate(Listeners.pids(fixture), fixture) == 2)
+    let listeners = try await Listeners.settled(fixture, count: 2)
+    #expect(try Listeners.terminate(listeners, fixture) == 2, "both listening connections were terminated")
     #expect(
       await eventually(.seconds(3)) { quietOnB.version == 2 }, "B caught up by version after listening again")
     #expect(quietOnB.value == 2)
@@ -690,6 +684,24 @@ enum Listeners {
         """)
     }
     return Set(text.split(separator: "\n").compactMap { Int($0) })
+  }
+
+  /// The backends of the listening connections once exactly `count` listen. A replica's listener may be
+  /// between two connections for a moment (the old backend still shown while it exits, the new one not
+  /// yet connected), which a slow run (ThreadSanitizer) stretches; records an issue with what it last saw
+  /// when that never settles.
+  static func settled(
+    _ fixture: SharedFixture, count: Int, sourceLocation: SourceLocation = #_sourceLocation
+  ) async throws -> Set<Int> {
+    let seen = Locked<Set<Int>>([])
+    let settled = try await eventually {
+      let now = try await pids(fixture)
+      seen.withLock { $0 = now }
+      return now.count == count
+    }
+    let last = seen.withLock { $0 }
+    #expect(settled, "\(count) listening connections: \(last)", sourceLocation: sourceLocation)
+    return last
   }
 
   /// Terminates the given backends; returns how many were terminated.
