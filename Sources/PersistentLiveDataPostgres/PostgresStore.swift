@@ -62,7 +62,9 @@ public final class PostgresStore: Service, Sendable {
   /// let limits = try await store.liveData("rate-limits", default: RateLimits())
   /// ```
   /// - Parameters:
-  ///   - key: Any non-empty string up to 1 MiB of UTF-8, without NUL characters.
+  ///   - key: Any non-empty string up to 1 MiB of UTF-8, without NUL characters. Keys are compared by
+  ///     their bytes on every replica, as PostgreSQL compares them: canonically equivalent spellings
+  ///     (`"café"` with U+00E9 and with `e` + U+0301) are two keys.
   ///   - defaultValue: The value while nothing was written.
   /// - Returns: The live value.
   /// - Throws: `PersistentLiveDataError.typeMismatch(key:existing:requested:)`,

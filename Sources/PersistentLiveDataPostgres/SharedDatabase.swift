@@ -57,7 +57,7 @@ final class SharedDatabase: Sendable {
   private let schemaTask = Locked<Task<Void, any Error>?>(nil)
   private let schemaReady = Locked(false)
   /// The latest version of a key that its live value could not decode (its value stays behind).
-  private let undecodable = Locked<[String: Int64]>([:])
+  private let undecodable = Locked<[StoreKey: Int64]>([:])
 
   /// This store's name in the notifications it sends: its listener skips them (its own writes moved
   /// memory already).

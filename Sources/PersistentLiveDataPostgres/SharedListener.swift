@@ -238,8 +238,8 @@ struct SharedListener: Sendable {
 /// key.
 final class NotifiedReads: Sendable {
   private struct State {
-    var waiting: [String: any StoredLiveValue] = [:]
-    var reading: Set<String> = []
+    var waiting: [StoreKey: any StoredLiveValue] = [:]
+    var reading: Set<StoreKey> = []
     var failure: (any Error)?
   }
 
@@ -247,7 +247,7 @@ final class NotifiedReads: Sendable {
   private let signal = ChangeSignal()
 
   func request(_ instance: any StoredLiveValue) {
-    state.withLock { $0.waiting[instance.key] = instance }
+    state.withLock { $0.waiting[StoreKey(instance.key)] = instance }
     signal.signal()
   }
 

@@ -246,3 +246,40 @@ struct SharedStoreTests {
     for replica in replicas { await replica.shutDown() }
   }
 }
+
+/// Keys of a shared store are told apart by their bytes, on every replica, as PostgreSQL tells them apart.
+@Suite(
+  .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
+struct SharedKeyIdentityTests {
+  @Test func canonicallyEquivalentSpellingsAreDifferentKeysOnEveryReplica() async throws {
+    let fixture = try SharedFixture()
+    let a = fixture.replica()
+    let b = fixture.replica()
+    let pairs = [
+      ("caf\u{E9}", "cafe\u{301}"), ("\u{D55C}", "\u{1112}\u{1161}\u{11AB}"),
+      ("a\u{323}\u{307}", "a\u{307}\u{323}"),
+    ]
+    for (first, second) in pairs {
+      #expect(first == second, "Swift calls the two spellings equal")
+      let firstOnA = try await a.store.liveData(first, default: 0)
+      let secondOnA = try await a.store.liveData(second, default: 0)
+      #expect(firstOnA !== secondOnA)
+      let secondOnB = try await b.store.liveData(second, default: 0)
+      let firstOnB = try await b.store.liveData(first, default: 0)
+      try await firstOnA.set(1)
+      try await secondOnB.set(10)
+      try await secondOnA.set(11)
+      #expect(firstOnA.version == 1 && secondOnA.version == 2, "the second spelling starts at 1")
+      #expect(await eventually { firstOnB.version == 1 && secondOnB.version == 2 })
+      #expect(firstOnB.value == 1 && secondOnB.value == 11)
+      #expect(await eventually { secondOnA.version == 2 } && secondOnA.value == 11)
+      #expect(try await firstOnB.history().map(\.version) == [1])
+      #expect(try await secondOnA.history().map(\.version) == [2, 1])
+    }
+    let keys = try await a.store.keys()
+    #expect(keys.count == 6)
+    #expect(Set(keys.map(StoreKey.init)).count == 6)
+    await a.shutDown()
+    await b.shutDown()
+  }
+}

@@ -48,7 +48,7 @@ package final class LiveInstanceRegistry: Sendable {
     let valueType: Any.Type
   }
 
-  private let entries = Locked<[String: Entry]>([:])
+  private let entries = Locked<[StoreKey: Entry]>([:])
 
   package init() {}
 

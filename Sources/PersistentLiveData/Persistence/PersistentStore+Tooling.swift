@@ -58,7 +58,7 @@ extension PersistentStore {
   }
 
   /// The recorded retention of every key that has one (see ``liveData(_:default:retention:)``).
-  package func recordedRetentions() throws -> [String: HistoryRetention] {
+  package func recordedRetentions() throws -> [StoreKey: HistoryRetention] {
     try database.recordedRetentions()
   }
 
@@ -122,7 +122,7 @@ package struct PruneOutcome: Sendable, Equatable {
   /// The number of rows deleted.
   package var deleted = 0
   /// Keys whose recorded retention kept more versions than the prune asked for, with that retention.
-  package var keptByRetention: [String: HistoryRetention] = [:]
+  package var keptByRetention: [StoreKey: HistoryRetention] = [:]
 
   /// Nothing deleted yet.
   package init() {}

@@ -73,13 +73,17 @@ public final class PersistentStore: Sendable {
   /// Asking again for the same key with the same `Value` type returns the same object as long as it is
   /// alive. Version 0 means only the default exists; the first `set` writes version 1.
   ///
+  /// Keys are compared by their UTF-8 bytes, as SQLite, pld-tool and other processes compare them, never
+  /// by Swift's `String ==`: `"café"` spelled with U+00E9 and with `e` + U+0301 are two keys, each with
+  /// its own live value and versions. Normalize keys yourself if your app may spell one key two ways.
+  ///
   /// ```swift
   /// let theme = try store.liveData("theme", default: "light")
   /// try store.liveData("theme", default: "light") === theme   // true
   /// try store.liveData("theme", default: 0)                   // throws typeMismatch
   /// ```
   /// - Parameters:
-  ///   - key: Any non-empty string up to 1 MiB of UTF-8, NUL bytes included.
+  ///   - key: Any non-empty string up to 1 MiB of UTF-8, NUL bytes included, identified by its bytes.
   ///   - defaultValue: The value while nothing has been written.
   /// - Returns: The live value of `key`, at the latest stored version or at version 0 with `defaultValue`.
   /// - Throws: ``PersistentLiveDataError/typeMismatch(key:existing:requested:)``,

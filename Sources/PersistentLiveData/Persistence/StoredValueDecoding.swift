@@ -26,6 +26,9 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
   package let events: StoreEventHub?
   /// The schema version `Value` writes and how it reads older ones, decided once.
   let schema: ValueSchema<Value>
+  /// The newest version written elsewhere that ``received(_:)`` found undecodable and reported (0:
+  /// none): each such version is logged and reported once, however many later checks meet it again.
+  private let reportedUndecodable = Locked<Int64>(0)
 
   package init(key: String, policy: DecodeFailurePolicy, logger: Logger?, events: StoreEventHub? = nil) {
     self.key = key
@@ -126,10 +129,21 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
   /// `row`'s value if it decodes; nil (logged) otherwise. For versions written elsewhere: one this type
   /// cannot read stays on disk untouched and the live value keeps its last version (under
   /// ``DecodeFailurePolicy/throwError`` the next `update` reports it).
+  ///
+  /// A backend hands the newest row of a key again after every commit made elsewhere, while memory is
+  /// behind it: a version already found undecodable is not decoded, logged or reported again (one
+  /// warning and one ``StoreEvent/undecodableVersion(key:version:error:)`` per version); a newer one is.
   package func received(_ row: StoredRow) -> Value? {
+    guard reportedUndecodable.withLock({ $0 }) != row.version else { return nil }
     do {
       return try decode(row)
     } catch {
+      let isNew = reportedUndecodable.withLock { reported in
+        guard row.version > reported else { return false }
+        reported = row.version
+        return true
+      }
+      guard isNew else { return nil }
       logger?.warning(
         "A version written elsewhere does not decode; the live value keeps its last version",
         metadata: [

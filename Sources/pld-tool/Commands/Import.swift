@@ -54,12 +54,13 @@ extension PLDTool {
     /// The keys of `entries` whose every line has a version and a time, each version one above the
     /// previous line's of the key (the first one any, below the last number there is): those a store
     /// without the key can take back faithfully. `renumbered` says why each key whose lines carry
-    /// versions cannot be (keys without versions are not named: they were never an export's).
+    /// versions cannot be (keys without versions are not named: they were never an export's). Keys are
+    /// told apart by their bytes, as the store tells them apart (`StoreKey`).
     static func restorableKeys(
       _ entries: [Entry]
-    ) -> (restorable: Swift.Set<String>, renumbered: [(key: String, reason: String)]) {
-      var last: [String: Int64] = [:]
-      var refused: [String: String] = [:]
+    ) -> (restorable: Swift.Set<StoreKey>, renumbered: [(key: String, reason: String)]) {
+      var last: [StoreKey: Int64] = [:]
+      var refused: [StoreKey: String] = [:]
       var order: [String] = []
       for entry in entries where refused[entry.key] == nil {
         if last[entry.key] == nil { order.append(entry.key) }
@@ -83,9 +84,9 @@ extension PLDTool {
         }
         last[entry.key] = version
       }
-      let hadVersions = Swift.Set(entries.lazy.filter { $0.version != nil }.map(\.key))
+      let hadVersions = Swift.Set(entries.lazy.filter { $0.version != nil }.map { StoreKey($0.key) })
       let renumbered = order.compactMap { key -> (key: String, reason: String)? in
-        guard let reason = refused[key], hadVersions.contains(key) else { return nil }
+        guard let reason = refused[key], hadVersions.contains(StoreKey(key)) else { return nil }
         return (key, reason)
       }
       return (Swift.Set(last.keys).subtracting(refused.keys), renumbered)
@@ -97,19 +98,20 @@ extension PLDTool {
       let store = try StoreAccess.store(options.database, ifMissing: creation.ifMissing)
       let progress = Progress("importing", total: entries.count)
       var latest: [(key: String, version: Int64)] = []
-      var indexByKey: [String: Int] = [:]
+      var indexByKey: [StoreKey: Int] = [:]
       let (restorable, renumbered) =
         renumber ? ([], []) : Self.restorableKeys(entries)
       let reasons = Dictionary(
-        renumbered.map { ($0.key, $0.reason) }, uniquingKeysWith: { first, _ in first })
-      var restored: Swift.Set<String> = []
+        renumbered.map { (StoreKey($0.key), $0.reason) }, uniquingKeysWith: { first, _ in first })
+      var restored: Swift.Set<StoreKey> = []
       var notes: [String] = []
       do {
         try store.transaction {
           for entry in entries {
             var version: Int64
             do {
-              if indexByKey[entry.key] == nil, restorable.contains(entry.key) || reasons[entry.key] != nil,
+              if indexByKey[entry.key] == nil,
+                restorable.contains(StoreKey(entry.key)) || reasons[entry.key] != nil,
                 try store.headVersion(of: entry.key) == 0
               {
                 if let reason = reasons[entry.key] {
@@ -117,10 +119,10 @@ extension PLDTool {
                     "Key \(TerminalText.quoted(entry.key)) was given new versions: its exported ones could not "
                       + "be kept (\(reason)).")
                 } else {
-                  restored.insert(entry.key)
+                  restored.insert(StoreKey(entry.key))
                 }
               }
-              if restored.contains(entry.key), let exported = entry.version,
+              if restored.contains(StoreKey(entry.key)), let exported = entry.version,
                 let writtenAt = entry.writtenAtMilliseconds
               {
                 try store.restoreJSON(
@@ -164,7 +166,7 @@ extension PLDTool {
                 latest.map {
                   .object([
                     .init("key", .string($0.key)), .init("version", .integer($0.version)),
-                    .init("restored", .bool(restored.contains($0.key))),
+                    .init("restored", .bool(restored.contains(StoreKey($0.key)))),
                   ])
                 })),
           ]))

@@ -39,7 +39,7 @@ extension PLDTool {
           "No key of \(TerminalText.quoted(options.database)) could be read (\(details)). Restore a backup.")
       }
       var problems = unreadable.map { "\($0) could not be read (\($0.detail))" }
-      let retentions: [String: HistoryRetention]
+      let retentions: [StoreKey: HistoryRetention]
       do {
         retentions = try inspector.recordedRetentions()
       } catch PersistentLiveDataError.corrupt(_, let detail) where salvage {
@@ -58,7 +58,7 @@ extension PLDTool {
           + "pld-tool export --salvage recovers what can be read.")
     }
 
-    private func list(_ statistics: [KeyStatistics], retentions: [String: HistoryRetention]) {
+    private func list(_ statistics: [KeyStatistics], retentions: [StoreKey: HistoryRetention]) {
       let console = Console.current
       if options.json {
         console.writeJSON(.array(statistics.map { Self.json($0, retention: retentions[$0.key]) }))

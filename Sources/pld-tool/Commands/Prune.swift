@@ -59,7 +59,8 @@ extension PLDTool {
     /// `keysPruned`: how many of the `keyCount` keys considered lost versions.
     private func report(_ outcome: PruneOutcome, keysPruned: Int, keyCount: Int) {
       let console = Console.current
-      let protected = outcome.keptByRetention.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+      let protected = outcome.keptByRetention.map { (key: $0.key.text, value: $0.value) }
+        .sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
       if options.json {
         console.writeJSON(
           .object([

@@ -48,9 +48,9 @@ extension PLDTool {
       defer { withExtendedLifetime(signals) {} }
 
       // One cursor per key: each version exactly once, in order; a gap (pruned versions) is reported.
-      var cursors: [String: VersionCursor] = [:]
+      var cursors: [StoreKey: VersionCursor] = [:]
       for (key, latest) in try latestVersions(inspector) {
-        cursors[key] = VersionCursor(key: key, after: since ?? latest)
+        cursors[key] = VersionCursor(key: key.text, after: since ?? latest)
       }
       var dataVersion = try inspector.dataVersion()
       // Always on standard error: it tells people and scripts that versions committed from now on appear.
@@ -74,9 +74,13 @@ extension PLDTool {
     /// Prints every version after each key's cursor, keys in byte order; a key first seen now starts
     /// from its version 1 (or from `--since`).
     private func printNewVersions(
-      _ inspector: StoreInspector, cursors: inout [String: VersionCursor], console: Console
+      _ inspector: StoreInspector, cursors: inout [StoreKey: VersionCursor], console: Console
     ) throws {
-      for (key, latest) in try latestVersions(inspector).sorted(by: { $0.key < $1.key }) {
+      let heads = try latestVersions(inspector).sorted {
+        $0.key.text.utf8.lexicographicallyPrecedes($1.key.text.utf8)
+      }
+      for (storeKey, latest) in heads {
+        let key = storeKey.text
         var cursor = cursors[key] ?? VersionCursor(key: key, after: since ?? 0)
         guard latest > cursor.position else { continue }
         for row in try inspector.rows(key: key, after: cursor.position) {
@@ -94,9 +98,9 @@ extension PLDTool {
       }
     }
 
-    private func latestVersions(_ inspector: StoreInspector) throws -> [String: Int64] {
+    private func latestVersions(_ inspector: StoreInspector) throws -> [StoreKey: Int64] {
       guard let key else { return try inspector.latestVersions() }
-      return try inspector.versionRange(of: key).map { [key: $0.latest] } ?? [key: 0]
+      return [StoreKey(key): try inspector.versionRange(of: key)?.latest ?? 0]
     }
 
     private func print(_ row: RowOutput, to console: Console) {

@@ -97,7 +97,7 @@ import Testing
     #expect(statistics[1].totalPayloadSize == 4)
     #expect(try inspector.keyStatistics(for: "b") == statistics[1])
     #expect(try inspector.keys() == ["a", "b"])
-    #expect(try inspector.latestVersions() == ["a": 4, "b": 2])
+    #expect(try inspector.latestVersions() == [StoreKey("a"): 4, StoreKey("b"): 2])
 
     #expect(try inspector.rows(key: "a").map(\.version) == [4, 3, 2, 1])
     #expect(try inspector.rows(key: "a", limit: 2).map(\.version) == [4, 3])

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PLDTestSupport
 import PersistentLiveData
 import Testing
@@ -33,6 +34,53 @@ import Testing
     #expect(await first.next() == nil, "closing the store finishes the streams")
     var late = store.events().makeAsyncIterator()
     #expect(await late.next() == nil, "a stream asked for after close finishes at once")
+  }
+
+  @Test func anUndecodableVersionIsReportedOnceHoweverManyCommitsFollowIt() async throws {
+    let folder = try TemporaryDirectory("events")
+    let path = folder.path("flags.db")
+    let warnings = Locked<[String]>([])
+    var logger = Logger(label: "events") { _ in
+      RecordingLogHandler(logLevel: .warning) { _, message, _ in warnings.withLock { $0.append("\(message)") }
+      }
+    }
+    logger.logLevel = .warning
+    var options = StoreOptions()
+    options.logger = logger
+    let store = try PersistentStore(path: path, options: options)
+    let count = try store.liveData("count", default: 0)
+    let marker = try store.liveData("marker", default: 0)
+    try count.set(1)
+    var events = store.events().makeAsyncIterator()
+    func tool(_ arguments: String...) throws {
+      let child = try ChildProcess(
+        ChildProcess.productsFolder.appendingPathComponent("pld-tool").path, ["set", path] + arguments,
+        mergingStandardError: true)
+      child.wait()
+      #expect(child.exitCode == 0, "\(child.readAllLines())")
+    }
+    func settled(at version: Int64) async throws {
+      try tool("marker", "\(version)")
+      #expect(await eventually { marker.version == version }, "the marker's version \(version) arrived")
+    }
+    // Version 2 of "count" does not decode; three commits to other keys follow it, each a new check.
+    try tool("count", #""not a number""#)
+    try await settled(at: 1)
+    for other in 1...3 { try tool("other", "\(other)") }
+    try await settled(at: 2)
+    // A newer undecodable version is reported again, once.
+    try tool("count", #""still not a number""#)
+    for other in 4...6 { try tool("other", "\(other)") }
+    try await settled(at: 3)
+    #expect(count.value == 1 && count.version == 1, "the live value keeps its last version")
+    try store.close()
+    var seen: [String] = []
+    while let event = await events.next() {
+      if case .undecodableVersion(let key, let version, _) = event { seen.append("\(key) \(version)") }
+    }
+    #expect(seen == ["count 2", "count 3"])
+    let logged = warnings.withLock { $0 }.filter { $0.contains("does not decode") }
+    #expect(logged.count == 2, "one warning per undecodable version: \(logged)")
   }
 
   @Test func startingPastAnUndecodableVersionIsAnEvent() async throws {

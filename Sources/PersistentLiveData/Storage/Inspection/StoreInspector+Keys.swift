@@ -103,11 +103,11 @@ extension StoreInspector {
   /// let before = try inspector.latestVersions()   // ["settings": 7, "theme": 2]
   /// ```
   /// - Throws: A ``PersistentLiveDataError`` naming the file.
-  package func latestVersions() throws -> [String: Int64] {
+  package func latestVersions() throws -> [StoreKey: Int64] {
     guard hasValuesTable else { return [:] }
     return try reading {
       let statement = try connection.prepare(InspectionSQL.latestVersions)
-      var versions: [String: Int64] = [:]
+      var versions: [StoreKey: Int64] = [:]
       while try statement.step() { versions[statement.text(0)] = statement.int64(1) }
       return versions
     }
@@ -134,7 +134,7 @@ extension StoreInspector {
   /// try inspector.recordedRetentions()   // ["flags": .all, "heartbeat": .last(100)]
   /// ```
   /// - Throws: A ``PersistentLiveDataError`` naming the file.
-  package func recordedRetentions() throws -> [String: HistoryRetention] {
+  package func recordedRetentions() throws -> [StoreKey: HistoryRetention] {
     guard schemaVersion >= 4 else { return [:] }
     return try reading { try StoreDatabase.recordedRetentions(connection: connection) }
   }

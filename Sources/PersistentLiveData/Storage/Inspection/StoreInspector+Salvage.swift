@@ -23,8 +23,10 @@ extension StoreInspector {
     package let detail: String
 
     package static func == (lhs: Self, rhs: Self) -> Bool {
-      lhs.after?.key == rhs.after?.key && lhs.after?.version == rhs.after?.version
-        && lhs.before?.key == rhs.before?.key && lhs.before?.version == rhs.before?.version
+      lhs.after.map { StoreKey($0.key) } == rhs.after.map { StoreKey($0.key) }
+        && lhs.after?.version == rhs.after?.version
+        && lhs.before.map { StoreKey($0.key) } == rhs.before.map { StoreKey($0.key) }
+        && lhs.before?.version == rhs.before?.version
         && lhs.detail == rhs.detail
     }
 
@@ -77,13 +79,13 @@ extension StoreInspector {
   /// Whether `row` comes after `position` in the table's order: keys by their bytes (SQLite's BINARY
   /// collation, not Swift's string order), then versions.
   private static func isAfter(_ row: StoredRow, _ position: (key: String, version: Int64)) -> Bool {
-    if row.key == position.key { return row.version > position.version }
+    if StoreKey.same(row.key, position.key) { return row.version > position.version }
     return position.key.utf8.lexicographicallyPrecedes(row.key.utf8)
   }
 
   /// Whether `row` comes before `position` in the table's order.
   private static func isBefore(_ row: StoredRow, _ position: (key: String, version: Int64)) -> Bool {
-    if row.key == position.key { return row.version < position.version }
+    if StoreKey.same(row.key, position.key) { return row.version < position.version }
     return row.key.utf8.lexicographicallyPrecedes(position.key.utf8)
   }
 
@@ -149,7 +151,7 @@ extension StoreInspector {
     var keys: [KeyStatistics] = []
     let unreadable = try salvageRows { row in
       let size = row.payload.count
-      if let last = keys.last, last.key == row.key {
+      if let last = keys.last, StoreKey.same(last.key, row.key) {
         // Rows of a key come by version: the newest so far is the current one.
         keys[keys.count - 1].currentVersion = row.version
         keys[keys.count - 1].versionCount += 1

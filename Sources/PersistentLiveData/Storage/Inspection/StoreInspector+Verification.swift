@@ -108,7 +108,7 @@ extension StoreInspector {
           guard stepped else { break }
           let key = scan.text(0)
           let version = scan.int64(1)
-          if let previous, previous.key == key {
+          if let previous, StoreKey.same(previous.key, key) {
             if version > previous.version + 1 {
               problems.append(.versionGap(key: key, missing: (previous.version + 1)...(version - 1)))
             }

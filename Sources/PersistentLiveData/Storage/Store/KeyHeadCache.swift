@@ -37,7 +37,7 @@ struct KeyHeadCache {
   /// grow it without end).
   static let capacity = 4_096
 
-  private var heads: [String: KeyHead] = [:]
+  private var heads: [StoreKey: KeyHead] = [:]
   private var validAt: Stamp?
 
   /// How many heads are kept (at most ``capacity``).
@@ -108,7 +108,7 @@ struct KeyHeadCache {
 /// What one write transaction learned of key heads, for ``KeyHeadCache``.
 struct TransactionHeads {
   /// The heads read or written in the transaction.
-  fileprivate(set) var heads: [String: KeyHead] = [:]
+  fileprivate(set) var heads: [StoreKey: KeyHead] = [:]
   /// Whether a head was asked for yet (the transaction's first question checks the cache).
   fileprivate(set) var hasStarted = false
   /// Whether the cache matched the file when the transaction began.

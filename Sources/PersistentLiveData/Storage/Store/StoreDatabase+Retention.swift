@@ -60,7 +60,7 @@ extension StoreDatabase {
   }
 
   /// The recorded retention of every key that has one, by key.
-  func recordedRetentions() throws -> [String: HistoryRetention] {
+  func recordedRetentions() throws -> [StoreKey: HistoryRetention] {
     try withConnection { connection, _ in try Self.recordedRetentions(connection: connection) }
   }
 
@@ -82,10 +82,10 @@ extension StoreDatabase {
     try keyHead(key: key, connection: connection).latest
   }
 
-  static func recordedRetentions(connection: SQLiteConnection) throws -> [String: HistoryRetention] {
+  static func recordedRetentions(connection: SQLiteConnection) throws -> [StoreKey: HistoryRetention] {
     let statement = try connection.cachedStatement(SQL.recordedRetentions)
     defer { statement.reset() }
-    var retentions: [String: HistoryRetention] = [:]
+    var retentions: [StoreKey: HistoryRetention] = [:]
     while try statement.step() {
       retentions[statement.text(0)] = HistoryRetention(recorded: statement.isNull(1) ? 0 : statement.int64(1))
     }

@@ -64,7 +64,7 @@ extension StoreDatabase {
 /// The writes of one running ``StoreDatabase/transaction(_:)``, waiting for its commit.
 final class TransactionContext {
   private var writes: [(write: PendingWrite, committed: CommittedVersion)] = []
-  private(set) var staged: [String: (value: any Sendable, version: Int64)] = [:]
+  private(set) var staged: [StoreKey: (value: any Sendable, version: Int64)] = [:]
   /// What each `record` replaced in `staged`, so that a savepoint rolled back restores it. (A copy of
   /// `staged` per savepoint would copy the whole dictionary for every call of a group commit.)
   private var stagedUndo: [(key: String, previous: (value: any Sendable, version: Int64)?)] = []
@@ -86,7 +86,7 @@ final class TransactionContext {
   func record(_ write: PendingWrite, committed: CommittedVersion) {
     writes.append((write, committed))
     if let value = write.staged {
-      let previous = staged.updateValue((value, committed.version), forKey: write.key)
+      let previous = staged.updateValue((value, committed.version), forKey: StoreKey(write.key))
       if savepointDepth > 0 { stagedUndo.append((write.key, previous)) }
     }
   }
