@@ -41,13 +41,29 @@ struct AuditDaemon {
 
     let audit = Task.detached { () throws -> Int64 in
       var last = position.value
-      for try await change in flags.changes(since: position.value) {
-        let time = change.writtenAt.formatted(.iso8601)
-        Output.line("audit: v\(change.version) at \(time): \(Output.json(change.value))")
-        try position.set(change.version)
-        last = change.version
+      while true {
+        do {
+          for try await change in flags.changes(since: last) {
+            let time = change.writtenAt.formatted(.iso8601)
+            Output.line("audit: v\(change.version) at \(time): \(Output.json(change.value))")
+            try position.set(change.version)
+            last = change.version
+          }
+          return last
+        } catch PersistentLiveDataError.undecodable(_, let version, _) where version > last {
+          // A version this type cannot read (another program wrote another shape): it stays stored,
+          // untouched. An audit must not skip it silently, so it records it from `historyEntry(at:)`,
+          // which reads any version without throwing for its value, then resumes after it.
+          let entry = try flags.historyEntry(at: version)
+          let time = entry.map { $0.writtenAt.formatted(.iso8601) } ?? "an unknown time"
+          let reason = entry.map { entry in
+            if case .failure(let error) = entry.result { "\(error)" } else { "decodes now" }
+          }
+          Output.line("audit: v\(version) at \(time): not readable as flags (\(reason ?? "pruned"))")
+          try position.set(version)
+          last = version
+        }
       }
-      return last
     }
 
     let reason = await stop.wait(orUntil: audit)
@@ -56,8 +72,8 @@ struct AuditDaemon {
     do {
       last = try await audit.value
     } catch {
-      // A version this type cannot decode (or pruned before it was audited): say so and stop, since an
-      // audit must not skip a version.
+      // Versions pruned before they were audited, or a storage error: say so and stop, since an audit
+      // must not skip a version.
       monitor.scopeLifecycle.deactivate()
       try store.close()
       throw error

@@ -29,7 +29,9 @@ extension PersistentLiveData {
   /// - ``PersistentLiveDataError/unknownVersion(key:version:)`` at once when `version` is newer than any
   ///   version of the key the store holds — a position saved from another file, or from this one before
   ///   it was restored from an older backup: versions would be skipped otherwise;
-  /// - ``PersistentLiveDataError/undecodable(key:version:reason:)`` for a version this type cannot decode;
+  /// - ``PersistentLiveDataError/undecodable(key:version:reason:)`` for a version this type cannot decode
+  ///   (again at every call from the same position): read it with ``historyEntry(at:)``, which never
+  ///   throws for a value, handle it, and call `changes(since:)` again with its version to resume after it;
   /// - a storage error.
   ///
   /// - Parameter version: The last version already handled; 0 replays every version still kept (from

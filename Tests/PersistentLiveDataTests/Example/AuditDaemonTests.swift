@@ -74,4 +74,28 @@ import Testing
     #expect(end.last == "pld-audit: stopped (SIGINT) after version 3")
     #expect(!(resumed + end).contains { $0.hasPrefix("audit: v1 ") || $0.hasPrefix("audit: v2 ") })
   }
+
+  @Test func recordsAVersionItCannotReadAndResumesAfterIt() throws {
+    try #require(FileManager.default.isExecutableFile(atPath: daemon), "pld-audit is built with the tests")
+    let folder = try TemporaryDirectory("audit")
+    let database = folder.path("flags.db")
+    let daemonProcess = try ChildProcess(daemon, ["--db", database])
+    #expect(readLines(of: daemonProcess) { $0.hasPrefix("pld-audit: auditing flags") }.count == 1)
+    try setFlags(#"{"beta": true}"#, in: database)
+    try setFlags(#""not a set of flags""#, in: database)  // another program writes another shape
+    try setFlags(#"{"beta": false}"#, in: database)
+    let seen = readLines(of: daemonProcess) { $0.hasPrefix("audit: v3 ") }
+    let audited = seen.filter { $0.hasPrefix("audit: ") }
+    #expect(audited.count == 3, "\(seen)")
+    #expect(audited.first?.hasPrefix("audit: v1 ") == true)
+    #expect(
+      audited.dropFirst().first.map { $0.hasPrefix("audit: v2 ") && $0.contains("not readable as flags") }
+        == true, "\(audited)")
+    #expect(audited.last?.hasSuffix(#": {"beta":false}"#) == true)
+    daemonProcess.kill(SIGTERM)
+    let end = readLines(of: daemonProcess) { $0.hasPrefix("pld-audit: stopped") }
+    daemonProcess.wait()
+    #expect(daemonProcess.exitCode == 0)
+    #expect(end.last == "pld-audit: stopped (SIGTERM) after version 3")
+  }
 }
