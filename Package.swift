@@ -47,6 +47,7 @@ let package = Package(
         .embedInCode("../../Migrations/0003_removed_keys.sql"),
         .embedInCode("../../Migrations/0004_key_retention.sql"),
         .embedInCode("../../Migrations/0005_store_properties.sql"),
+        .embedInCode("../../Migrations/0006_change_log.sql"),
       ],
       swiftSettings: swiftSettings
     ),

@@ -127,3 +127,15 @@ package struct PruneOutcome: Sendable, Equatable {
   /// Nothing deleted yet.
   package init() {}
 }
+
+extension PersistentStore {
+  /// What the checks for other connections' commits read so far: how many keys each reloaded, which
+  /// follows what other connections changed, not how many keys are live.
+  ///
+  /// ```swift
+  /// let before = store.externalCheckStatistics.keysRead
+  /// ```
+  package var externalCheckStatistics: ExternalCheckStatistics {
+    database.externalCheckStatistics.withLock { $0 }
+  }
+}

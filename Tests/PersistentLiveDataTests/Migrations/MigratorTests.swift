@@ -39,7 +39,9 @@ extension MigrationTests {
         #expect(applied == MigrationCatalog.migrations)
         #expect(
           try Self.tables(connection) == [
-            "pld_key_retention", "pld_migrations", "pld_removed_keys", "pld_store_properties", "pld_values",
+            "pld_change_log", "pld_key_retention", "pld_migrations", "pld_removed_keys",
+            "pld_store_properties",
+            "pld_values",
           ])
         #expect(
           try Self.recorded(connection) == MigrationCatalog.migrations.map { "\($0.version):\($0.name)" })

@@ -158,8 +158,9 @@ struct DamagedFileCase: Sendable, CustomStringConvertible {
     },
     DamagedFileCase(name: "damaged, with a hot WAL", expected: "corrupt") { path in
       try store(path)
+      let page = try Reliability.DamagedFileTests.lastLeafPageOfValues(path)
       try killWriter(path, after: 5)
-      try overwritePage(path, index: { $0 - 1 }, with: { pseudoRandomBytes(count: $0, seed: 11) })
+      try overwritePage(path, index: { _ in page - 1 }, with: { pseudoRandomBytes(count: $0, seed: 11) })
     },
     DamagedFileCase(name: "another application's database", expected: "foreignDatabase") {
       try database(

@@ -38,6 +38,14 @@ extension Reliability {
       try store.close()
     }
 
+    /// The number (from 1) of the last leaf page of `pld_values` in the database file at `path` (the
+    /// change log's pages come after it), read with the sqlite3 shell: call it while no `-wal` exists.
+    static func lastLeafPageOfValues(_ path: String) throws -> Int {
+      try #require(SQLiteCLI.isAvailable, "the sqlite3 shell finds the page")
+      let sql = "SELECT max(pageno) FROM dbstat WHERE name = 'pld_values' AND pagetype = 'leaf'"
+      return try #require(Int(try SQLiteCLI.query(path, sql)))
+    }
+
     static func pageSize(_ bytes: Data) -> Int {
       let raw = Int(bytes[16]) << 8 | Int(bytes[17])
       return raw == 1 ? 65_536 : raw
@@ -189,16 +197,18 @@ extension Reliability {
       let folder = try TemporaryDirectory("damaged")
       let path = folder.path("store.db")
       try Self.writeStore(at: path)
+      // The last leaf page of the versions (the "other-…" keys), found before the WAL exists.
+      let page = try Self.lastLeafPageOfValues(path)
       let child = try ChildProcess(ChildProcess.testChildPath, ["records", path, "crash/record", "full"])
       while let line = child.readLine(), (acknowledgedVersions([line]).first ?? 0) < 5 {}
       child.kill(SIGKILL)
       child.wait()
       let walBefore = try #require(fileBytes(path + "-wal"), "the killed writer should leave a WAL")
       #expect(!walBefore.isEmpty)
-      // Garbage in the last page (the "other-…" keys), which the killed writer's commits did not touch.
+      // Garbage in that page, which the killed writer's commits did not touch.
       let bytes = try #require(fileBytes(path))
       let pageSize = Self.pageSize(bytes)
-      try overwriteBytes(path, at: bytes.count - pageSize + 8, count: pageSize - 8)
+      try overwriteBytes(path, at: (page - 1) * pageSize + 8, count: pageSize - 8)
       let outcome = Self.open(path)  // checks that a refusal leaves database and WAL byte for byte
       #expect(outcome == .refused("corrupt"), "\(outcome)")
       #expect(fileBytes(path + "-wal") == walBefore, "the WAL was checkpointed or deleted")

@@ -63,10 +63,13 @@ extension ValueSchemas {
       try note.set(NoteV3(title: "after the upgrade", tags: [], pinned: true))
       try store.close()
 
-      #expect(try SQLiteCLI.query(path, "PRAGMA user_version") == "5")
+      #expect(try SQLiteCLI.query(path, "PRAGMA user_version") == "6")
       #expect(
         try SQLiteCLI.query(path, "SELECT version, name FROM pld_migrations ORDER BY version")
-          == "1|initial_schema\n2|value_schema_versions\n3|removed_keys\n4|key_retention\n5|store_properties")
+          == "1|initial_schema\n2|value_schema_versions\n3|removed_keys\n4|key_retention\n5|store_properties\n"
+          + "6|change_log")
+      // The change log starts with the migration: the write after it is its first row.
+      #expect(try SQLiteCLI.query(path, "SELECT seq, key FROM pld_change_log") == "1|note")
       let after = try Self.rowsWithoutSchema(path)
       #expect(Array(after.filter { !$0.hasPrefix("note|4|") }) == before, "no stored row changed")
       #expect(

@@ -370,3 +370,11 @@ final class RunningThreads: @unchecked Sendable {
 
   var isFinished: Bool { lock.withLock { remaining == 0 } }
 }
+
+/// SQL that takes the change log (schema version 6) out of a file again, triggers included: with
+/// `DELETE FROM pld_migrations WHERE version >= 6` and a lower `user_version`, the file is as an older
+/// release left it.
+let dropChangeLogSQL = """
+  DROP TRIGGER IF EXISTS pld_change_log_on_value; DROP TRIGGER IF EXISTS pld_change_log_on_removal;
+  DROP TRIGGER IF EXISTS pld_change_log_on_removal_again; DROP TABLE IF EXISTS pld_change_log;
+  """

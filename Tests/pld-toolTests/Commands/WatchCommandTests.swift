@@ -42,9 +42,13 @@ import Testing
       let store = try PersistentStore(path: path)
       defer { try? store.close() }
       let counter = try store.liveData("counter", default: 0)
-      try counter.set(6)
-      try counter.set(7)
-      try store.liveData("brand new", default: [String]()).set(["x"])
+      let brandNew = try store.liveData("brand new", default: [String]())
+      // One commit, so that one poll sees all three versions: printed keys in byte order.
+      try store.transaction {
+        try counter.set(6)
+        try counter.set(7)
+        try brandNew.set(["x"])
+      }
       #expect(waitUntil { console.capturedOutput.split(separator: "\n").count >= 3 })
     }
     #expect(result.status == 0)

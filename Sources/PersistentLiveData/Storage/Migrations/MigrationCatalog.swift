@@ -14,6 +14,7 @@ package enum MigrationCatalog {
     ("0003_removed_keys.sql", PackageResources._003_removed_keys_sql),
     ("0004_key_retention.sql", PackageResources._004_key_retention_sql),
     ("0005_store_properties.sql", PackageResources._005_store_properties_sql),
+    ("0006_change_log.sql", PackageResources._006_change_log_sql),
   ]
 
   /// Every migration, ordered by version.

@@ -2,14 +2,17 @@ internal import Foundation
 internal import Logging
 
 extension StoreDatabase {
-  /// If another connection committed since the last check, reloads the latest row of every live key (or
-  /// the version its removal took) and moves the live values forward (never backwards), notifying their
-  /// observers on the main actor.
+  /// If another connection committed since the last check, reloads the latest row (or the version its
+  /// removal took) of every live key that changed and moves those live values forward (never
+  /// backwards), notifying their observers on the main actor.
   ///
   /// `PRAGMA data_version` costs a few microseconds and changes only when another connection commits.
-  /// Rows are read under the lock; decoding (user code) and notifying happen after it is released. A live
-  /// value only ever moves to a newer version, so a write of this process committed meanwhile is never
-  /// undone.
+  /// Which keys changed comes from the change log (``ChangeLog``): the rows after the position this
+  /// store applied last, so the work under the lock follows what changed, not how many keys are live.
+  /// Where the log cannot tell (no log in the file, rows trimmed past the position), every live key is
+  /// read, as before the log. Rows are read under the lock; decoding (user code) and notifying happen
+  /// after it is released. A live value only ever moves to a newer version, so a write of this process
+  /// committed meanwhile is never undone.
   func applyExternalChanges() {
     let changed: [(any StoredLiveValue, StoredKeyState)] =
       writer.syncIfOpen { connection, state in
@@ -19,7 +22,9 @@ extension StoreDatabase {
         state.lastDataVersion = dataVersion
         state.changeCount &+= 1
         changeSignal.signal()
-        return instances.liveInstances.compactMap { instance in
+        let instances = changedInstances(connection: connection, state: state)
+        externalCheckStatistics.withLock { $0.record(keysRead: instances.count) }
+        return instances.compactMap { instance in
           (try? Self.latestState(key: instance.key, connection: connection)).map { (instance, $0) }
         }
       } ?? []
@@ -32,5 +37,39 @@ extension StoreDatabase {
       effect.merge(latest.apply(to: instance, onMainActor: false))
     }
     effect.notifyObservers()
+  }
+
+  /// The live instances whose keys the change log says changed since the last check (every live one
+  /// when it cannot tell), moving the store's position in the log to its newest row.
+  private func changedInstances(connection: SQLiteConnection, state: WriterState) -> [any StoredLiveValue] {
+    if let position = state.changeLogPosition,
+      let changed = try? ChangeLog.changes(after: position, connection: connection)
+    {
+      state.changeLogPosition = changed.newest
+      return changed.keys.compactMap { instances.instance(for: $0.text) }
+    }
+    // No log, or it cannot tell: every live key, and the position starts over at the log's newest row.
+    // (Read before the keys: a commit in between is read twice at most, never missed.)
+    state.changeLogPosition =
+      ChangeLog.isPresent(connection: connection)
+      ? try? ChangeLog.newest(connection: connection) : nil
+    return instances.liveInstances
+  }
+}
+
+/// What the checks for other connections' commits read, for tests and diagnostics: the figure that must
+/// follow what changed, not what is live.
+package struct ExternalCheckStatistics: Sendable {
+  /// Checks that found another connection's commit.
+  package private(set) var checks = 0
+  /// Keys read by the last such check.
+  package private(set) var lastKeysRead = 0
+  /// Keys read by all of them.
+  package private(set) var keysRead = 0
+
+  mutating func record(keysRead count: Int) {
+    checks += 1
+    lastKeysRead = count
+    keysRead += count
   }
 }

@@ -44,7 +44,7 @@ extension StoreDatabase {
         return latest + 1
       }
       guard let version else { return (nil, .none) }
-      state.noteCommit()
+      state.noteCommit(connection)
       let effect = instances.instance(for: key)?.receiveRemoval(version: version, onMainActor: false) ?? .none
       return (version, effect)
     }

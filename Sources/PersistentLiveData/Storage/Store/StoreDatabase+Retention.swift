@@ -35,7 +35,7 @@ extension StoreDatabase {
         try record()  // part of the running transaction of this thread
       } else {
         try connection.inTransaction(.immediate, record)
-        state.noteCommit()
+        state.noteCommit(connection)
       }
     }
   }

@@ -38,7 +38,7 @@ extension StoreDatabase {
       throw error
     }
     state.keyHeads.committed(context.keyHeads, connection: connection)
-    state.noteCommit()
+    state.noteCommit(connection)
     return context.applyAll()
   }
 

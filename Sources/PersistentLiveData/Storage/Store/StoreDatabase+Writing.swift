@@ -54,7 +54,7 @@ extension StoreDatabase {
       throw error
     }
     state.keyHeads.committed(heads, connection: connection)
-    state.noteCommit()
+    state.noteCommit(connection)
     return Self.apply(write, committed)
   }
 
@@ -176,10 +176,16 @@ extension StoreDatabase {
 }
 
 extension StoreDatabase.WriterState {
-  /// Records a commit made by this store.
-  func noteCommit() {
+  /// Records a commit made by this store; now and then trims the change log (``ChangeLog``), in a
+  /// transaction of its own right after this one.
+  func noteCommit(_ connection: SQLiteConnection) {
     checkpoints.noteCommit()
     changeCount &+= 1
+    commitsSinceChangeLogTrim += 1
+    if commitsSinceChangeLogTrim >= ChangeLog.commitsPerTrim {
+      commitsSinceChangeLogTrim = 0
+      try? ChangeLog.trim(connection: connection)  // a failed trim leaves a longer log: nothing is lost
+    }
     onOwnCommit?()
     if checkpoints.isPending { onCheckpointPending?() }
     if !isWALSyncScheduled, let scheduleWALSync {

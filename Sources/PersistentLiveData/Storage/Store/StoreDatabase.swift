@@ -25,6 +25,8 @@ final class StoreDatabase: Sendable {
   let groupCommit = GroupCommitQueue()
   /// Signalled after every commit this store makes or notices: wakes ``PersistentLiveData/changes(since:)``.
   let changeSignal = ChangeSignal()
+  /// What the checks for other connections' commits read (tests look at it).
+  let externalCheckStatistics = Locked(ExternalCheckStatistics())
   /// The app's streams of ``StoreEvent``s (``PersistentStore/events()``).
   let events = StoreEventHub()
   /// Looks for other connections' commits (woken by file changes, or polling) and runs background
@@ -51,6 +53,11 @@ final class StoreDatabase: Sendable {
     var isWALSyncScheduled = false
     /// The last `PRAGMA data_version` seen; it changes only when another connection commits.
     var lastDataVersion: Int64 = 0
+    /// The newest change log position ``StoreDatabase/applyExternalChanges()`` has applied; nil when the
+    /// file has no change log or the position is unknown (every live key is read at the next check).
+    var changeLogPosition: Int64?
+    /// Commits of this store since it last trimmed the change log.
+    var commitsSinceChangeLogTrim = 0
     /// The heads of the keys this store wrote: a write skips reading its key's head when nothing else
     /// changed the file since.
     var keyHeads = KeyHeadCache()
@@ -80,6 +87,10 @@ final class StoreDatabase: Sendable {
     writer = SerializedConnection(opened.connection, state: state)
     if path != nil, let interval = options.externalChangePollInterval, interval > .zero {
       state.lastDataVersion = (try? opened.connection.dataVersion()) ?? 0
+      // No live instance exists yet: each one reads its key's newest row when it is created.
+      if ChangeLog.isPresent(connection: opened.connection) {
+        state.changeLogPosition = try? ChangeLog.newest(connection: opened.connection)
+      }
       _ = try? opened.connection.setPragma("wal_autocheckpoint", Self.fallbackAutoCheckpointPages)
       let work = StoreBackgroundWork(
         pollInterval: interval, safetyNetInterval: options.externalChangeSafetyNetInterval,
