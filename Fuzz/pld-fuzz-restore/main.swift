@@ -1,8 +1,9 @@
 // libFuzzer target: arbitrary database images opened and restored by the library. Build and run (see
 // Fuzz/README.md):
-//   swift build -c release --sanitize=fuzzer --sanitize=address --scratch-path .build-fuzz --product pld-fuzz-restore
+//   swift build -c release --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address \
+//     --scratch-path .build-fuzz --product pld-fuzz-restore
 //   .build-fuzz/release/pld-fuzz-restore -max_total_time=60 -max_len=65536 Fuzz/corpus/restore
-// Built without the fuzzer, this program does nothing.
+// (The -Xswiftc flag is needed: Fuzz/README.md.) Built without the fuzzer, this program does nothing.
 import Foundation
 import PLDFuzzHarness
 

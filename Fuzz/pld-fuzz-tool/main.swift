@@ -1,8 +1,9 @@
 // libFuzzer target: pld-tool's input (a key and a JSON text) through `setJSON(_:forKey:)`, read back,
 // stored again and rolled back, on an in-memory store. Build and run (see Fuzz/README.md):
-//   swift build -c release --sanitize=fuzzer --sanitize=address --scratch-path .build-fuzz --product pld-fuzz-tool
+//   swift build -c release --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address \
+//     --scratch-path .build-fuzz --product pld-fuzz-tool
 //   .build-fuzz/release/pld-fuzz-tool -max_total_time=60 Fuzz/corpus/tool
-// Built without the fuzzer, this program does nothing.
+// (The -Xswiftc flag is needed: Fuzz/README.md.) Built without the fuzzer, this program does nothing.
 import Foundation
 import PLDFuzzHarness
 
