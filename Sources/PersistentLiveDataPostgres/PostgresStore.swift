@@ -191,8 +191,9 @@ public final class SharedTransaction {
   /// - Parameters:
   ///   - data: A live value of the same store.
   ///   - value: The value to write.
-  /// - Throws: ``SharedStoreError/foreignValue(key:)`` or
-  ///   `PersistentLiveDataError.encodingFailed(key:reason:)`.
+  /// - Throws: ``SharedStoreError/foreignValue(key:)``, or
+  ///   `PersistentLiveDataError.encodingFailed(key:reason:)` or `.valueTooDeep(key:depth:)` (a value
+  ///   nested deeper than the 512 levels `JSONDecoder` reads back).
   public func set<Value>(_ data: SharedLiveData<Value>, to value: Value) throws {
     guard data.database === database else { throw SharedStoreError.foreignValue(key: data.key) }
     let payload = String(decoding: try ValueCodec.encode(value, key: data.key), as: UTF8.self)

@@ -2,8 +2,9 @@ public import Foundation
 
 /// What can go wrong between a shared store and its PostgreSQL server.
 ///
-/// Errors about values and keys — a value that does not decode, a key asked for with two types, an unknown
-/// version — are the same `PersistentLiveDataError` cases as for an SQLite store. These are the ones only
+/// Errors about values and keys — a value that does not encode or decode, one nested too deep, a key asked
+/// for with two types, an unknown version — are the same `PersistentLiveDataError` cases as for an SQLite
+/// store. These are the ones only
 /// a server can cause. Each says what happened and what to do; none leaves memory changed.
 ///
 /// ```swift

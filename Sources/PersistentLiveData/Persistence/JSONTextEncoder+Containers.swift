@@ -7,6 +7,8 @@ struct TextKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
   let object: JSONObjectNode
   /// The keys of nested containers between `encoder` and this one.
   let path: [any CodingKey]
+  /// The nesting level of this object: 1 at the top level.
+  let depth: Int
 
   var codingPath: [any CodingKey] { encoder.codingPath + path }
 
@@ -33,22 +35,27 @@ struct TextKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
   mutating func encode<Value: Encodable>(_ value: Value, forKey key: Key) throws {
     // A nested value's own errors end this encoding: JSONEncoder then runs and reports them.
-    add(encoder.node(for: value, key: key) ?? .text("null"), key)
+    add(encoder.node(for: value, key: key, level: depth + 1) ?? .text("null"), key)
   }
 
   mutating func nestedContainer<NestedKey: CodingKey>(
     keyedBy keyType: NestedKey.Type, forKey key: Key
   ) -> KeyedEncodingContainer<NestedKey> {
     let nested = JSONObjectNode()
-    add(.object(nested), key)
+    // Past the limit, out of the tree and without a longer path: a loop nesting containers stays linear.
+    let admitted = encoder.admits(depth + 1)
+    if admitted { add(.object(nested), key) }
     return KeyedEncodingContainer(
-      TextKeyedContainer<NestedKey>(encoder: encoder, object: nested, path: path + [key]))
+      TextKeyedContainer<NestedKey>(
+        encoder: encoder, object: nested, path: admitted ? path + [key] : path, depth: depth + 1))
   }
 
   mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
     let nested = JSONArrayNode()
-    add(.array(nested), key)
-    return TextUnkeyedContainer(encoder: encoder, array: nested, path: path + [key])
+    let admitted = encoder.admits(depth + 1)
+    if admitted { add(.array(nested), key) }
+    return TextUnkeyedContainer(
+      encoder: encoder, array: nested, path: admitted ? path + [key] : path, depth: depth + 1)
   }
 
   mutating func superEncoder() -> any Encoder { fallingBack() }
@@ -56,7 +63,8 @@ struct TextKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
   private func fallingBack() -> any Encoder {
     encoder.context.needsFallback = true
-    return TextEncoder(parent: encoder, key: nil)
+    // JSONEncoder nests a super encoder's value one level down, under a key of its own.
+    return TextEncoder(parent: encoder, key: nil, level: depth + 1)
   }
 }
 
@@ -65,6 +73,8 @@ struct TextUnkeyedContainer: UnkeyedEncodingContainer {
   let encoder: TextEncoder
   let array: JSONArrayNode
   let path: [any CodingKey]
+  /// The nesting level of this array: 1 at the top level.
+  let depth: Int
 
   var codingPath: [any CodingKey] { encoder.codingPath + path }
   var count: Int { array.elements.count }
@@ -92,7 +102,7 @@ struct TextUnkeyedContainer: UnkeyedEncodingContainer {
 
   mutating func encode<Value: Encodable>(_ value: Value) throws {
     let key = TextIndexKey(index: array.elements.count)
-    add(encoder.node(for: value, key: key) ?? .text("null"))
+    add(encoder.node(for: value, key: key, level: depth + 1) ?? .text("null"))
   }
 
   mutating func nestedContainer<NestedKey: CodingKey>(
@@ -102,21 +112,26 @@ struct TextUnkeyedContainer: UnkeyedEncodingContainer {
   {
     let nested = JSONObjectNode()
     let key = TextIndexKey(index: array.elements.count)
-    add(.object(nested))
+    // Past the limit, out of the tree and without a longer path: a loop nesting containers stays linear.
+    let admitted = encoder.admits(depth + 1)
+    if admitted { add(.object(nested)) }
     return KeyedEncodingContainer(
-      TextKeyedContainer<NestedKey>(encoder: encoder, object: nested, path: path + [key]))
+      TextKeyedContainer<NestedKey>(
+        encoder: encoder, object: nested, path: admitted ? path + [key] : path, depth: depth + 1))
   }
 
   mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
     let nested = JSONArrayNode()
     let key = TextIndexKey(index: array.elements.count)
-    add(.array(nested))
-    return TextUnkeyedContainer(encoder: encoder, array: nested, path: path + [key])
+    let admitted = encoder.admits(depth + 1)
+    if admitted { add(.array(nested)) }
+    return TextUnkeyedContainer(
+      encoder: encoder, array: nested, path: admitted ? path + [key] : path, depth: depth + 1)
   }
 
   mutating func superEncoder() -> any Encoder {
     encoder.context.needsFallback = true
-    return TextEncoder(parent: encoder, key: nil)
+    return TextEncoder(parent: encoder, key: nil, level: depth + 1)
   }
 }
 
@@ -144,7 +159,7 @@ struct TextSingleValueContainer: SingleValueEncodingContainer {
 
   mutating func encode<Value: Encodable>(_ value: Value) throws {
     // The value takes this encoder's place: its containers are this encoder's.
-    if let node = encoder.node(for: value, key: nil) { encoder.setSingle(node) }
+    if let node = encoder.node(for: value, key: nil, level: encoder.level) { encoder.setSingle(node) }
   }
 }
 

@@ -10,14 +10,23 @@ internal import Foundation
 /// nothing, an error thrown by the value's own `encode(to:)` — ``encode(_:)`` returns nil and the caller
 /// uses `JSONEncoder`, which then reports what it always reported. Tests compare the two byte for byte.
 ///
+/// A value nested deeper than ``JSONDepth/limit`` is refused, never handed to `JSONEncoder` (which would
+/// write what `JSONDecoder` cannot read, or overflow the stack): each encoder and container knows its
+/// nesting level, and at the first array or object past the limit the encoding stops going deeper.
+///
 /// ```swift
-/// let text = JSONTextEncoder.encode(["b": 1, "a": 2])   // {"a":2,"b":1}
+/// let text = try JSONTextEncoder.encode(["b": 1, "a": 2])   // {"a":2,"b":1}
 /// ```
 enum JSONTextEncoder {
   /// The JSON text of `value`, or nil when only `JSONEncoder` can write it (see the type's summary).
-  static func encode<Value: Encodable>(_ value: Value) -> Data? {
-    let root = TextEncoder(parent: nil, key: nil)
-    guard var node = root.node(for: value), !root.context.needsFallback else { return nil }
+  ///
+  /// - Throws: ``JSONDepthExceeded`` when `value` nests arrays and objects deeper than
+  ///   ``JSONDepth/limit``; `JSONEncoder` must not write it either.
+  static func encode<Value: Encodable>(_ value: Value) throws(JSONDepthExceeded) -> Data? {
+    let root = TextEncoder(parent: nil, key: nil, level: 1)
+    let encoded = root.node(for: value, level: 1)
+    if let depth = root.context.tooDeep { throw JSONDepthExceeded(depth: depth) }
+    guard var node = encoded, !root.context.needsFallback else { return nil }
     if case .encoder(let top) = node {
       // A top level that encoded nothing is an error of JSONEncoder's.
       guard let result = top.result else { return nil }
@@ -54,6 +63,14 @@ final class JSONArrayNode {
 final class TextEncodingContext {
   /// Set when the value asked for what only `JSONEncoder` does.
   var needsFallback = false
+  /// The level of the first array or object nested deeper than ``JSONDepth/limit``. Once it is set, no
+  /// nested value is encoded any more (``TextEncoder/node(for:key:level:)``): the recursion stops there.
+  var tooDeep: Int?
+
+  /// Records an array or object at `level`, past ``JSONDepth/limit``.
+  func refuse(level: Int) {
+    if tooDeep == nil { tooDeep = level }
+  }
 }
 
 /// The `Encoder` handed to a value's `encode(to:)`.
@@ -68,11 +85,14 @@ final class TextEncoder: Encoder {
   let context: TextEncodingContext
   private let parent: TextEncoder?
   private let key: (any CodingKey)?
+  /// The nesting level of this encoder's array or object: 1 for the top level's.
+  let level: Int
   private var storage = Storage.none
 
-  init(parent: TextEncoder?, key: (any CodingKey)?) {
+  init(parent: TextEncoder?, key: (any CodingKey)?, level: Int) {
     self.parent = parent
     self.key = key
+    self.level = level
     context = parent?.context ?? TextEncodingContext()
   }
 
@@ -100,36 +120,55 @@ final class TextEncoder: Encoder {
 
   func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
     let object: JSONObjectNode
-    switch storage {
-    case .object(let existing):
-      object = existing
-    case .none:
+    if !admits(level) {
+      // Refused: a container of its own, holding what the value still encodes, in no tree.
       object = JSONObjectNode()
-      storage = .object(object)
-    default:
-      context.needsFallback = true
-      object = JSONObjectNode()
+    } else {
+      switch storage {
+      case .object(let existing):
+        object = existing
+      case .none:
+        object = JSONObjectNode()
+        storage = .object(object)
+      default:
+        context.needsFallback = true
+        object = JSONObjectNode()
+      }
     }
-    return KeyedEncodingContainer(TextKeyedContainer<Key>(encoder: self, object: object, path: []))
+    return KeyedEncodingContainer(
+      TextKeyedContainer<Key>(encoder: self, object: object, path: [], depth: level))
   }
 
   func unkeyedContainer() -> any UnkeyedEncodingContainer {
     let array: JSONArrayNode
-    switch storage {
-    case .array(let existing):
-      array = existing
-    case .none:
+    if !admits(level) {
       array = JSONArrayNode()
-      storage = .array(array)
-    default:
-      context.needsFallback = true
-      array = JSONArrayNode()
+    } else {
+      switch storage {
+      case .array(let existing):
+        array = existing
+      case .none:
+        array = JSONArrayNode()
+        storage = .array(array)
+      default:
+        context.needsFallback = true
+        array = JSONArrayNode()
+      }
     }
-    return TextUnkeyedContainer(encoder: self, array: array, path: [])
+    return TextUnkeyedContainer(encoder: self, array: array, path: [], depth: level)
   }
 
   func singleValueContainer() -> any SingleValueEncodingContainer {
     TextSingleValueContainer(encoder: self)
+  }
+
+  /// Whether an array or object at nesting level `level` is within ``JSONDepth/limit``. One past it is
+  /// recorded as refused and kept out of the tree, so that no chain of nodes deeper than the limit is
+  /// ever built (or torn down).
+  func admits(_ level: Int) -> Bool {
+    guard level > JSONDepth.limit else { return true }
+    context.refuse(level: level)
+    return false
   }
 
   /// Stores the value of a single value container: once only, as `JSONEncoder` allows.
@@ -141,8 +180,11 @@ final class TextEncoder: Encoder {
     storage = .single(node)
   }
 
-  /// The node of a nested value `value` under `key` (nil: fall back).
-  func node<Value: Encodable>(for value: Value, key: (any CodingKey)? = nil) -> JSONNode? {
+  /// The node of a nested value `value` under `key`, whose array or object would be at nesting level
+  /// `level` (nil: fall back, or refused as too deep).
+  func node<Value: Encodable>(for value: Value, key: (any CodingKey)? = nil, level: Int) -> JSONNode? {
+    // Past the depth limit nothing nested is encoded: however deep the value, the recursion ends here.
+    guard context.tooDeep == nil else { return nil }
     // The types JSONEncoder writes its own way, whatever their `encode(to:)` does.
     if Value.self == Data.self, let data = value as? Data { return .string(data.base64EncodedString()) }
     if Value.self == URL.self, let url = value as? URL { return .string(url.absoluteString) }
@@ -150,8 +192,8 @@ final class TextEncoder: Encoder {
       context.needsFallback = true
       return nil
     }
-    if let node = standardNode(for: value) { return node }
-    let child = TextEncoder(parent: self, key: key)
+    if let node = standardNode(for: value, level: level) { return node }
+    let child = TextEncoder(parent: self, key: key, level: level)
     do {
       try value.encode(to: child)
     } catch {
@@ -163,13 +205,14 @@ final class TextEncoder: Encoder {
 
   /// A scalar of the standard library, or an array of them, as the node its `encode(to:)` makes through
   /// a container (the same node, by the same scalar forms) — without an encoder and a container per
-  /// value. Nil for any other type.
-  private func standardNode<Value: Encodable>(for value: Value) -> JSONNode? {
+  /// value. Nil for any other type, and for an array past the depth limit (its container refuses it).
+  private func standardNode<Value: Encodable>(for value: Value, level: Int) -> JSONNode? {
     if Value.self == String.self, let value = value as? String { return .string(value) }
     if Value.self == Int.self, let value = value as? Int { return Self.number(value) }
     if Value.self == Double.self, let value = value as? Double { return number(value) }
     if Value.self == Bool.self, let value = value as? Bool { return Self.literal(value) }
     if Value.self == Int64.self, let value = value as? Int64 { return Self.number(value) }
+    guard level <= JSONDepth.limit else { return nil }
     if Value.self == [String].self, let value = value as? [String] {
       return Self.array(value.map(JSONNode.string))
     }

@@ -45,7 +45,8 @@ extension PersistentLiveData {
     } catch {
       result = .failure(
         ValueCodec.undecodable(
-          error, key: key, version: row.version, stored: row.schemaVersion, current: decoding.schemaVersion))
+          error, key: key, version: row.version, stored: row.schemaVersion, current: decoding.schemaVersion,
+          payload: row.payload))
     }
     return HistoryEntry(
       version: row.version, writtenAt: row.writtenAt, schemaVersion: row.schemaVersion, result: result)

@@ -42,6 +42,26 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
   /// catch PersistentLiveDataError.encodingFailed(let key, _) { … }   // e.g. Double.nan
   /// ```
   case encodingFailed(key: String, reason: String)
+  /// The value for `key` nests arrays and objects deeper than a stored value may: 512 levels, the most
+  /// Foundation's `JSONDecoder` reads back (`[[1]]` is 2 levels deep, a number 0). Nothing was written.
+  ///
+  /// `depth` is the level of an array or object past the limit: for a value encoded by the store, the
+  /// first one, 513 — the encoder stops there rather than recursing further, however deep the value. A
+  /// shared store, `pld-tool set` and `pld-tool import` apply the same limit. Store such a structure
+  /// flatter: its nodes in an array, each naming its parent.
+  ///
+  /// ```swift
+  /// indirect enum Chain: Codable, Sendable { case end, link(Chain) }   // {"link":{"_0":{"link":…}}}
+  ///
+  /// var chain = Chain.end
+  /// for _ in 0..<600 { chain = .link(chain) }   // 1,200 levels
+  /// do {
+  ///   try store.liveData("chain", default: Chain.end).set(chain)
+  /// } catch PersistentLiveDataError.valueTooDeep(let key, let depth) {
+  ///   print("\(key): an array or object at level \(depth); nothing was written")
+  /// }
+  /// ```
+  case valueTooDeep(key: String, depth: Int)
   /// `key` is already in use in this store with another value type.
   ///
   /// ```swift
@@ -238,6 +258,11 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
       // Foundation's reasons end with a period of their own.
       let sentence = reason.hasSuffix(".") ? reason : reason + "."
       return "The value for key \(EscapedText.quotedForMessage(key)) cannot be encoded as JSON: \(sentence)"
+    case .valueTooDeep(let key, let depth):
+      return
+        "The value for key \(EscapedText.quotedForMessage(key)) nests arrays and objects deeper than the "
+        + "\(JSONDepth.limit) levels JSONDecoder reads back (one is at level \(depth)); nothing was written. "
+        + "Store it flatter: its nodes in an array, each naming its parent."
     case .typeMismatch(let key, let existing, let requested):
       return "Key \(EscapedText.quotedForMessage(key)) is already open as \(existing), not \(requested)."
     case .invalidKey(let key, let reason):

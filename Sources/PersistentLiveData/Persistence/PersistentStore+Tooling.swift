@@ -76,11 +76,14 @@ extension PersistentStore {
   /// `json` re-serialized compactly with unescaped slashes and object keys in the order the library's
   /// own encoder writes them (``ValueCodec``: `JSONEncoder`'s `.sortedKeys`, plain `String` order), so
   /// that a value written by `pld-tool` is stored in the same bytes as the same value written by an app;
-  /// or `encodingFailed` if it is not JSON.
+  /// or `encodingFailed` if it is not JSON, `valueTooDeep` if it nests deeper than ``JSONDepth/limit``
+  /// (measured before anything recurses over it).
   ///
   /// (`JSONSerialization`'s own `.sortedKeys` orders keys differently on Linux — numbers within keys by
   /// value, case ignored — so objects are written here; the leaves are still `JSONSerialization`'s.)
   static func canonicalJSON(_ json: Data, key: String) throws -> Data {
+    let depth = JSONDepth.deepest(in: json)
+    guard depth <= JSONDepth.limit else { throw PersistentLiveDataError.valueTooDeep(key: key, depth: depth) }
     do {
       let object = try JSONSerialization.jsonObject(with: json, options: [.fragmentsAllowed])
       var output = Data()

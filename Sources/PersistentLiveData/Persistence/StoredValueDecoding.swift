@@ -59,7 +59,8 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
       return try schema.decode(row.payload, storedSchemaVersion: row.schemaVersion)
     } catch {
       throw ValueCodec.undecodable(
-        error, key: key, version: row.version, stored: row.schemaVersion, current: schema.current)
+        error, key: key, version: row.version, stored: row.schemaVersion, current: schema.current,
+        payload: row.payload)
     }
   }
 

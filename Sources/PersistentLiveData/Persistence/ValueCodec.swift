@@ -12,9 +12,20 @@ package enum ValueCodec {
   }()
   private static let decoder = JSONDecoder()
 
+  /// The JSON text of `value`, stored under `key`.
+  ///
+  /// - Throws: ``PersistentLiveDataError/valueTooDeep(key:depth:)`` for a value nested deeper than
+  ///   ``JSONDepth/limit`` (found by the store's own encoder before it goes deeper, never handed to
+  ///   `JSONEncoder`), or ``PersistentLiveDataError/encodingFailed(key:reason:)``.
   package static func encode<Value: Encodable>(_ value: Value, key: String) throws -> Data {
     // The same bytes as the JSONEncoder below, faster; it declines what only JSONEncoder writes.
-    if let text = JSONTextEncoder.encode(value) { return text }
+    let text: Data?
+    do {
+      text = try JSONTextEncoder.encode(value)
+    } catch {
+      throw PersistentLiveDataError.valueTooDeep(key: key, depth: error.depth)
+    }
+    if let text { return text }
     do {
       return try encoder.encode(value)
     } catch {
@@ -33,15 +44,27 @@ package enum ValueCodec {
     do {
       return try decoder.decode(type, from: payload)
     } catch {
-      throw undecodable(error, key: key, version: version, stored: schemaVersion, current: schemaVersion)
+      throw undecodable(
+        error, key: key, version: version, stored: schemaVersion, current: schemaVersion, payload: payload)
     }
   }
 
   /// The error of a version that does not decode: the decoding failure, and the schema versions of the
-  /// row and of the type (the first thing to check after a change of the type).
+  /// row and of the type (the first thing to check after a change of the type) — or, for a `payload`
+  /// nested deeper than ``JSONDepth/limit`` (written by another program, or before the limit was
+  /// checked), that depth: no type can read it.
   static func undecodable(
-    _ error: any Error, key: String, version: Int64, stored: Int, current: Int
+    _ error: any Error, key: String, version: Int64, stored: Int, current: Int, payload: Data? = nil
   ) -> PersistentLiveDataError {
+    if case DecodingError.dataCorrupted = error, let payload {
+      let depth = JSONDepth.deepest(in: payload)
+      if depth > JSONDepth.limit {
+        return .undecodable(
+          key: key, version: version,
+          reason: "the stored JSON is nested \(depth) levels deep, deeper than the \(JSONDepth.limit) "
+            + "levels JSONDecoder reads")
+      }
+    }
     let schema =
       stored == current
       ? "stored with schema version \(stored), the type's current one"

@@ -53,7 +53,9 @@ extension PLDTool {
 
     private func value(_ inspector: StoreInspector, version: Int64) throws -> JSONValue {
       let row = try inspector.row(key: key, version: version)
-      guard let value = RowOutput(row).value else {
+      let output = RowOutput(row)
+      if let error = output.unshowable(database: options.database) { throw error }
+      guard let value = output.value else {
         throw InspectionError.invalidPayload(path: options.database, key: key, version: version)
       }
       return value

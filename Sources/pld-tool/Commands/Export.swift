@@ -35,22 +35,31 @@ extension PLDTool {
         let progress = Progress(
           "exporting", total: console.isErrorTerminal ? try inspector.rowCount(key: key) : 0)
         defer { progress.finish() }
+        var tooDeep: [InspectionError] = []
         try inspector.forEachRow(key: key) { row in
-          console.writeLine(RowOutput(row).json.compact)
+          let output = RowOutput(row)
+          console.writeLine(output.json.compact)
+          if let error = output.unshowable(database: options.database) { tooDeep.append(error) }
           progress.advance()
         }
+        progress.finish()
+        try Self.refuse(tooDeep)
         return
       }
       // No count first (it would stop at the damage), nor a look-up of the key: the salvage alone reads.
       let progress = Progress("exporting", total: 0)
       defer { progress.finish() }
       var exported = 0
+      var tooDeep: [InspectionError] = []
       let unreadable = try inspector.salvageRows(key: key) { row in
-        console.writeLine(RowOutput(row).json.compact)
+        let output = RowOutput(row)
+        console.writeLine(output.json.compact)
+        if let error = output.unshowable(database: options.database) { tooDeep.append(error) }
         exported += 1
         progress.advance()
       }
       progress.finish()
+      if unreadable.isEmpty { try Self.refuse(tooDeep) }
       if let key, exported == 0, unreadable.isEmpty {
         throw InspectionError.unknownKey(path: options.database, key: key)
       }
@@ -66,6 +75,15 @@ extension PLDTool {
         "Exported \(HumanFormat.count(exported, "version")) that could be read from "
           + "\(TerminalText.quoted(options.database)); \(gaps). Import the output into a new store "
           + "(pld-tool import NEW.db FILE --create); a backup may hold the rest.")
+    }
+
+    /// Ends the export with an error when versions nested too deep to be read were exported: their
+    /// lines hold the stored text as `rawPayload`, with a null `value`, and `import` refuses them.
+    private static func refuse(_ tooDeep: [InspectionError]) throws {
+      guard !tooDeep.isEmpty else { return }
+      throw CommandError(
+        tooDeep.map(\.description).joined(separator: " ")
+          + " The exported line holds the stored text as rawPayload, with a null value; import refuses it.")
     }
   }
 }

@@ -21,6 +21,7 @@ extension PLDTool {
       let row =
         try version.map { try inspector.row(key: key, version: $0) } ?? inspector.latestRow(key: key)
       let output = RowOutput(row)
+      if let error = output.unshowable(database: options.database) { throw error }
       let console = Console.current
       if options.json {
         console.writeJSON(output.json)

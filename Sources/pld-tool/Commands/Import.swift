@@ -208,7 +208,7 @@ extension PLDTool {
         }
         let object: JSONValue
         do {
-          object = try JSONParser.parse(String(line))
+          object = try JSONParser.parse(String(line), envelope: 1)
         } catch {
           throw failure("is not valid JSON: \(error)")
         }

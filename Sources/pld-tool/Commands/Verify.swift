@@ -5,7 +5,9 @@ extension PLDTool {
   /// `verify DB`: integrity, JSON payloads and version gaps; exit 1 on any problem.
   struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "Check SQLite integrity, that every payload is valid JSON and that versions have no gaps.",
+      abstract:
+        "Check SQLite integrity, that every payload is valid JSON nested at most 512 levels deep and that "
+        + "versions have no gaps.",
       discussion: """
         Prints ok and exits 0 when all is well; lists the problems and exits 1 otherwise. Either way it \
         then lists the value schema versions stored per key (with how many versions have each); for a \
@@ -126,6 +128,11 @@ extension PLDTool {
         members = [
           .init("kind", .string("invalidJSON")), .init("key", .string(key)),
           .init("version", .integer(version)),
+        ]
+      case .tooDeep(let key, let version, let depth):
+        members = [
+          .init("kind", .string("tooDeep")), .init("key", .string(key)),
+          .init("version", .integer(version)), .init("depth", .integer(depth)),
         ]
       case .versionGap(let key, let missing):
         members = [

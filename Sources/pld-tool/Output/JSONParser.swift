@@ -4,10 +4,12 @@ import PersistentLiveData
 ///
 /// Strict like SQLite's `json_valid` and Foundation: no comments, no trailing commas, no leading zeros,
 /// no raw control characters in strings; any value at the top level. Nesting deeper than
-/// ``maximumDepth`` is refused instead of exhausting the stack.
+/// ``maximumDepth`` is refused as soon as it is met, before the parser recurses any further, so no text
+/// can exhaust the stack.
 struct JSONParser {
-  /// The deepest nesting of arrays and objects accepted.
-  static let maximumDepth = 512
+  /// The deepest nesting of arrays and objects accepted in a value: the store's limit,
+  /// ``JSONDepth/limit`` (512, the most `JSONDecoder` reads back).
+  static let maximumDepth = JSONDepth.limit
 
   /// Why a text is not JSON, and where.
   struct Failure: Error, CustomStringConvertible, Equatable {
@@ -16,6 +18,8 @@ struct JSONParser {
     /// 1-based line and column of the problem.
     var line: Int
     var column: Int
+    /// For a value nested deeper than ``maximumDepth``: the level of the array or object past it.
+    var depth: Int?
 
     /// "unexpected character "x" at line 1, column 5".
     var description: String { "\(reason) at line \(line), column \(column)" }
@@ -24,26 +28,33 @@ struct JSONParser {
   private let bytes: [UInt8]
   private var index = 0
   private var depth = 0
+  /// Levels of arrays and objects around the values the text holds, not counted in their depth.
+  private let envelope: Int
 
-  private init(_ bytes: [UInt8]) {
+  private init(_ bytes: [UInt8], envelope: Int) {
     self.bytes = bytes
+    self.envelope = envelope
   }
 
   /// Parses `text` as one JSON value surrounded by optional whitespace.
   ///
   /// ```swift
   /// let value = try JSONParser.parse(#"{"theme": "dark"}"#)
+  /// let line = try JSONParser.parse(#"{"key": "k", "value": [[1]]}"#, envelope: 1)
   /// ```
+  /// - Parameter envelope: How many levels of arrays and objects enclose the values the text carries
+  ///   (1 for a line of `export`, whose object holds the value): the text may nest that much deeper
+  ///   than ``maximumDepth``.
   /// - Throws: ``Failure`` naming the line and column of the first problem.
-  static func parse(_ text: String) throws(Failure) -> JSONValue {
-    try parse(bytes: Array(text.utf8))
+  static func parse(_ text: String, envelope: Int = 0) throws(Failure) -> JSONValue {
+    try parse(bytes: Array(text.utf8), envelope: envelope)
   }
 
   /// Parses UTF-8 `bytes` as one JSON value; invalid UTF-8 inside strings is replaced by U+FFFD.
   ///
   /// - Throws: ``Failure``.
-  static func parse(bytes: [UInt8]) throws(Failure) -> JSONValue {
-    var parser = JSONParser(bytes)
+  static func parse(bytes: [UInt8], envelope: Int = 0) throws(Failure) -> JSONValue {
+    var parser = JSONParser(bytes, envelope: envelope)
     parser.skipWhitespace()
     let value = try parser.parseValue()
     parser.skipWhitespace()
@@ -133,8 +144,11 @@ struct JSONParser {
 
   private mutating func enterContainer() throws(Failure) {
     depth += 1
-    if depth > Self.maximumDepth {
-      throw failure("nesting deeper than \(Self.maximumDepth) levels")
+    if depth > Self.maximumDepth + envelope {
+      var failure = failure(
+        "a value nested deeper than \(Self.maximumDepth) levels (the most JSONDecoder reads back)")
+      failure.depth = depth - envelope
+      throw failure
     }
   }
 

@@ -4,12 +4,29 @@ import PersistentLiveData
 /// A stored row as pld-tool shows it: parsed value, sizes and times.
 struct RowOutput {
   let row: StoredRow
-  /// The payload parsed, or nil when it is not valid JSON (a damaged row).
+  /// The payload parsed, or nil when it is not valid JSON (a damaged row) or nested too deep.
   let value: JSONValue?
+  /// How deeply the payload nests arrays and objects when that is deeper than ``JSONDepth/limit`` (no
+  /// decoder reads it, and it is not parsed); nil otherwise.
+  let tooDeep: Int?
 
   init(_ row: StoredRow) {
     self.row = row
-    value = try? JSONParser.parse(bytes: Array(row.payload))
+    do {
+      value = try JSONParser.parse(bytes: Array(row.payload))
+      tooDeep = nil
+    } catch {
+      value = nil
+      // The parser stopped at the limit; the whole depth is counted without recursion.
+      tooDeep = error.depth.map { _ in JSONDepth.deepest(in: row.payload) }
+    }
+  }
+
+  /// The error of a command that must show the value but cannot: a payload nested too deep.
+  func unshowable(database: String) -> InspectionError? {
+    tooDeep.map {
+      InspectionError.payloadTooDeep(path: database, key: row.key, version: row.version, depth: $0)
+    }
   }
 
   /// The payload as text, for a damaged row.
@@ -31,14 +48,24 @@ struct RowOutput {
     return .object(members)
   }
 
-  /// The value as pretty JSON, or the stored text escaped and marked when it is not JSON.
+  /// The value as pretty JSON, or the stored text escaped and marked when it is not JSON (a note when
+  /// it is too deep).
   var prettyValue: String {
-    value?.pretty ?? "(not valid JSON) " + TerminalText.escaped(rawPayload)
+    value?.pretty ?? unparsed
   }
 
-  /// The value as compact JSON, or the stored text escaped and marked when it is not JSON.
+  /// The value as compact JSON, or the stored text escaped and marked when it is not JSON (a note when
+  /// it is too deep).
   var compactValue: String {
-    value?.compact ?? "(not valid JSON) " + TerminalText.escaped(rawPayload)
+    value?.compact ?? unparsed
+  }
+
+  private var unparsed: String {
+    if let tooDeep {
+      return "(not shown: nested \(tooDeep) levels deep, deeper than the \(JSONDepth.limit) levels a "
+        + "decoder reads)"
+    }
+    return "(not valid JSON) " + TerminalText.escaped(rawPayload)
   }
 
   /// `version 7 · 2025-11-21 07:21:30 (5 min ago) · 18 B · schema 2`.

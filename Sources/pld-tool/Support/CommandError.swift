@@ -1,3 +1,5 @@
+import PersistentLiveData
+
 /// A failure of a command that is not a usage error: printed as `Error: <sentence>` on standard error,
 /// exit status 1.
 ///
@@ -11,9 +13,10 @@ struct CommandError: Error, CustomStringConvertible {
     self.description = description
   }
 
-  /// `value` for key `key` is not JSON.
-  static func invalidJSON(key: String, _ failure: JSONParser.Failure) -> CommandError {
-    CommandError("The value for key \(TerminalText.quoted(key)) is not valid JSON: \(failure).")
+  /// `value` for key `key` is not JSON, or nests deeper than the store's limit (the library's error).
+  static func invalidJSON(key: String, _ failure: JSONParser.Failure) -> any Error {
+    if let depth = failure.depth { return PersistentLiveDataError.valueTooDeep(key: key, depth: depth) }
+    return CommandError("The value for key \(TerminalText.quoted(key)) is not valid JSON: \(failure).")
   }
 
   /// Nothing is at `path`, and the command creates a store only when asked (`set`, `import`).

@@ -25,6 +25,9 @@ package enum InspectionError: Error, CustomStringConvertible, Equatable, Sendabl
     path: String, key: String, version: Int64, oldest: Int64, latest: Int64, removedAt: Int64?)
   /// The stored payload of `version` of `key` is not valid JSON.
   case invalidPayload(path: String, key: String, version: Int64)
+  /// The stored payload of `version` of `key` nests arrays and objects `depth` levels deep, deeper than
+  /// ``JSONDepth/limit``: no decoder reads it, and it is not shown.
+  case payloadTooDeep(path: String, key: String, version: Int64, depth: Int)
   /// Nothing can be read from the file: `reason` says why (a truncation that took the tables'
   /// definitions). Only a backup holds its contents.
   case unreadable(path: String, reason: String)
@@ -64,6 +67,11 @@ package enum InspectionError: Error, CustomStringConvertible, Equatable, Sendabl
     case .invalidPayload(let path, let key, let version):
       return
         "Version \(version) of key \(EscapedText.quotedForMessage(key)) in \(EscapedText.quotedForMessage(path)) is not valid JSON."
+    case .payloadTooDeep(let path, let key, let version, let depth):
+      return
+        "Version \(version) of key \(EscapedText.quotedForMessage(key)) in \(EscapedText.quotedForMessage(path)) "
+        + "nests arrays and objects \(depth) levels deep, deeper than the \(JSONDepth.limit) levels JSONDecoder "
+        + "reads back: no application can read it. Write a value over it (pld-tool set, or rollback)."
     case .unreadable(let path, let reason):
       return
         "Nothing can be read from \(EscapedText.quotedForMessage(path)) (\(reason)); restore a backup. The file was left as it is."

@@ -87,10 +87,13 @@ enum InspectionSQL {
   static let rowCountOfKey = "SELECT count(*) FROM pld_values WHERE key = ?1"
 
   /// Every row's key, version, whether its payload is well-formed JSON, and its schema version, by key
-  /// then version.
+  /// then version; and the payload when it is long enough to nest deeper than ``JSONDepth/limit`` (two
+  /// brackets a level), NULL otherwise.
   static func payloadValidity(schema: String) -> String {
     """
-    SELECT key, version, json_valid(payload), \(schema) FROM pld_values ORDER BY key, version
+    SELECT key, version, json_valid(payload), \(schema),
+           CASE WHEN length(CAST(payload AS BLOB)) > \(2 * JSONDepth.limit + 1) THEN payload END
+    FROM pld_values ORDER BY key, version
     """
   }
 }

@@ -9,6 +9,9 @@ package enum VerificationProblem: Sendable, Equatable, CustomStringConvertible {
   case integrity(message: String)
   /// The payload of `version` of `key` is not well-formed JSON (`json_valid` is 0).
   case invalidJSON(key: String, version: Int64)
+  /// The payload of `version` of `key` nests arrays and objects `depth` levels deep, deeper than
+  /// ``JSONDepth/limit``: `JSONDecoder` cannot read it (a store no longer writes such a value).
+  case tooDeep(key: String, version: Int64, depth: Int)
   /// Versions `missing` of `key` are absent although older and newer ones are stored.
   case versionGap(key: String, missing: ClosedRange<Int64>)
 
@@ -19,6 +22,10 @@ package enum VerificationProblem: Sendable, Equatable, CustomStringConvertible {
       return "integrity: \(EscapedText.quotedForMessage(message))"
     case .invalidJSON(let key, let version):
       return "invalid JSON: version \(version) of key \(EscapedText.quotedForMessage(key))"
+    case .tooDeep(let key, let version, let depth):
+      return
+        "too deep: version \(version) of key \(EscapedText.quotedForMessage(key)) is nested \(depth) levels "
+        + "deep, more than the \(JSONDepth.limit) a value can be read back at"
     case .versionGap(let key, let missing):
       let versions =
         missing.count == 1
@@ -61,8 +68,8 @@ package struct VerificationReport: Sendable, Equatable {
 
 extension StoreInspector {
   /// Checks the whole file: SQLite's `PRAGMA integrity_check`, that every payload is well-formed JSON
-  /// (`json_valid`), and that the versions of each key are gap-free from the oldest kept to the newest;
-  /// and lists the value schema versions present per key.
+  /// (`json_valid`) nested no deeper than ``JSONDepth/limit``, and that the versions of each key are
+  /// gap-free from the oldest kept to the newest; and lists the value schema versions present per key.
   ///
   /// Pruning removes a key's oldest versions, never the ones in between, so a gap means rows were lost or
   /// deleted by something other than the library.
@@ -118,7 +125,13 @@ extension StoreInspector {
           }
           let schemaVersion = Int(clamping: scan.int64(3))
           schemaVersions[schemaVersions.count - 1].versionCounts[schemaVersion, default: 0] += 1
-          if scan.int64(2) != 1 { problems.append(.invalidJSON(key: key, version: version)) }
+          // Depth first: past SQLite's own nesting limit `json_valid` says 0 as well.
+          let depth = scan.isNull(4) ? 0 : scan.withUnsafeBytes(ofColumn: 4) { JSONDepth.deepest(in: $0) }
+          if depth > JSONDepth.limit {
+            problems.append(.tooDeep(key: key, version: version, depth: depth))
+          } else if scan.int64(2) != 1 {
+            problems.append(.invalidJSON(key: key, version: version))
+          }
           previous = (key, version)
           rowCount += 1
           if rowCount % 1_000 == 0 { progress(rowCount, total) }
