@@ -40,6 +40,11 @@ import Testing
     #expect(unknown.stderr.hasSuffix("  See 'pld-tool --help' for more information.\n"))
   }
 
+  /// `backup` through a folder that is a symbolic link, and onto a link (refused), as a shell runs it.
+  @Test func backupFollowsALinkedFolderAndRefusesALinkAtTheDestination() throws {
+    try BackupCommandTests.checkLinkedFolderAndLinkAtTheDestination { try run($0) }
+  }
+
   /// A mistyped path creates nothing, also when the value or the lines come from standard input.
   @Test func writesToAMissingStoreCreateNothingWithoutCreate() throws {
     let directory = try TemporaryDirectory()
