@@ -12,8 +12,8 @@ extension PLDTool {
         export; "schemaVersion" (an integer, at least 1) is kept when present, otherwise the key's \
         current schema version is used (1 for a new key).
 
-        A line must be valid UTF-8 and hold no lone surrogate escape (\\uD800 without its pair), and \
-        "writtenAt" only together with "version": such a line is an error, as is any other malformed line.
+        A line that is not valid UTF-8, holds a lone surrogate escape (\\uD800 without its pair) or has \
+        "writtenAt" without "version" is an error, as is any other malformed line.
 
         A key the store has never had is restored faithfully: when every line of the key has \
         "version" (an integer, at least 1, each one above the previous line's by one, as export writes \
@@ -25,8 +25,9 @@ extension PLDTool {
         of the range) is renumbered too, with a note on standard error naming it.
 
         Lines are written in file order in one transaction: if any line is invalid, nothing is \
-        written. Blank lines are skipped. The store must exist: a missing database file is an error, \
-        and nothing is created, unless --create is given. Pass - as FILE to read standard input.
+        written. Blank lines are skipped. The store must exist: a missing database file, or an empty \
+        (0-byte) one, is an error, and nothing is created or changed, unless --create is given (an empty \
+        file then becomes the store, with mode 0600). Pass - as FILE to read standard input.
         """)
 
     @OptionGroup var options: DatabaseOptions

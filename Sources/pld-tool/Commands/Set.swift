@@ -51,7 +51,7 @@ extension PLDTool {
         key's stored versions have different schema versions, which shape the JSON has is ambiguous, \
         and set refuses to write without --schema-version; when other versions in the store have a \
         higher schema version than the one recorded, it writes and warns on standard error, naming the \
-        schema version it recorded.
+        schema version it recorded and --schema-version.
         """)
 
     @OptionGroup var options: DatabaseOptions

@@ -124,8 +124,10 @@ import Testing
         help.stdout.contains(
           """
             --create                Create the store, and its folders, if the database
-                                    file does not exist (without it, a missing file is an
-                                    error and nothing is created).
+                                    file does not exist, or make an empty (0-byte) file
+                                    the store, with mode 0600 (without it, a missing or
+                                    empty file is an error and nothing is created or
+                                    changed).
           """), "\(command)")
       #expect(help.stdout.contains("unless --create is given"), "\(command)")
     }
