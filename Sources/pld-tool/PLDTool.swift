@@ -62,6 +62,47 @@ struct PLDTool: ParsableCommand {
     return fullMessage(for: error, columns: columns)
   }
 
+  /// The options that take a value: the word after one is its value, even one that starts with `-`
+  /// (they are declared with `parsing: .unconditional`).
+  static let valueOptions: Swift.Set<String> = [
+    "--version", "--limit", "--keep", "--schema-version", "--since",
+  ]
+
+  /// `arguments` with the positional arguments moved after a `--` when one of them is a negative number
+  /// (`rollback DB KEY -1`, `set DB KEY -0.5`), the options first.
+  ///
+  /// ArgumentParser takes a word that starts with `-` for an option (`-1`: a short option named `1`) and
+  /// answers "Missing expected argument"; no option of pld-tool starts with `-` and a digit, so such a
+  /// word can only be a value. After the `--` the command's own checks say what the argument takes
+  /// ("<version> must be at least 1."). A command line that holds a `--` already, or no such word, is
+  /// left as it is.
+  static func separatingNegativeNumbers(_ arguments: [String]) -> [String] {
+    guard arguments.count > 1, !arguments.contains("--") else { return arguments }
+    var options: [String] = []
+    var positionals: [String] = []
+    var hasNegativeNumber = false
+    var index = 1
+    while index < arguments.count {
+      let word = arguments[index]
+      index += 1
+      let second = word.dropFirst().first
+      if word.first == "-", let second, second >= "0", second <= "9" {
+        hasNegativeNumber = true
+        positionals.append(word)
+      } else if word.count > 1, word.first == "-" {
+        options.append(word)
+        if valueOptions.contains(word), index < arguments.count {
+          options.append(arguments[index])
+          index += 1
+        }
+      } else {
+        positionals.append(word)
+      }
+    }
+    guard hasNegativeNumber else { return arguments }
+    return [arguments[0]] + options + ["--"] + positionals
+  }
+
   /// Runs the command line of the process and exits with its status.
   static func main() {
     terminate(execute(Array(CommandLine.arguments.dropFirst()), console: .standard))
@@ -90,7 +131,7 @@ struct PLDTool: ParsableCommand {
         return ExitCode.validationFailure.rawValue
       }
       do {
-        var command = try parseAsRoot(arguments)
+        var command = try parseAsRoot(separatingNegativeNumbers(arguments))
         try command.run()
         console.flush()
         return ExitCode.success.rawValue

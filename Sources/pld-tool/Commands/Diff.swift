@@ -17,11 +17,16 @@ extension PLDTool {
     @Argument(help: "The key.")
     var key: String
 
-    @Argument(help: "The older version.")
+    @Argument(help: "The older version (at least 1).", transform: NumberArgument.parse(atLeast: 1))
     var from: Int64
 
-    @Argument(help: "The newer version.")
+    @Argument(help: "The newer version (at least 1).", transform: NumberArgument.parse(atLeast: 1))
     var to: Int64
+
+    func validate() throws {
+      if from < 1 { throw ValidationError("<from> must be at least 1.") }
+      if to < 1 { throw ValidationError("<to> must be at least 1.") }
+    }
 
     func run() throws {
       let inspector = try StoreAccess.inspector(options.database)

@@ -12,8 +12,15 @@ extension PLDTool {
     @Argument(help: "The key.")
     var key: String
 
-    @Option(help: ArgumentHelp("The version to print (default: the latest).", valueName: "n"))
+    @Option(
+      parsing: .unconditional,
+      help: ArgumentHelp("The version to print, at least 1 (default: the latest).", valueName: "n"),
+      transform: NumberArgument.parse(atLeast: 1))
     var version: Int64?
+
+    func validate() throws {
+      if let version, version < 1 { throw ValidationError("--version must be at least 1.") }
+    }
 
     func run() throws {
       let inspector = try StoreAccess.inspector(options.database)

@@ -13,7 +13,10 @@ extension PLDTool {
     @Argument(help: "The key.")
     var key: String
 
-    @Option(help: ArgumentHelp("Show at most this many versions.", valueName: "n"))
+    @Option(
+      parsing: .unconditional,
+      help: ArgumentHelp("Show at most this many versions (at least 1).", valueName: "n"),
+      transform: NumberArgument.parse(atLeast: 1))
     var limit: Int?
 
     func validate() throws {

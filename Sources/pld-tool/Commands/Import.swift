@@ -12,6 +12,9 @@ extension PLDTool {
         export; "schemaVersion" (an integer, at least 1) is kept when present, otherwise the key's \
         current schema version is used (1 for a new key).
 
+        A line that is not valid UTF-8, holds a lone surrogate escape (\\uD800 without its pair) or has \
+        "writtenAt" without "version" is an error, as is any other malformed line.
+
         A key the store has never had is restored faithfully: when every line of the key has \
         "version" (an integer, at least 1, each one above the previous line's by one, as export writes \
         them) and "writtenAt" (as export writes it), each version keeps its number and time — importing \
@@ -22,8 +25,9 @@ extension PLDTool {
         of the range) is renumbered too, with a note on standard error naming it.
 
         Lines are written in file order in one transaction: if any line is invalid, nothing is \
-        written. Blank lines are skipped. The store must exist: a missing database file is an error, \
-        and nothing is created, unless --create is given. Pass - as FILE to read standard input.
+        written. Blank lines are skipped. The store must exist: a missing database file, or an empty \
+        (0-byte) one, is an error, and nothing is created or changed, unless --create is given (an empty \
+        file then becomes the store, with mode 0600). Pass - as FILE to read standard input.
         """)
 
     @OptionGroup var options: DatabaseOptions
@@ -184,12 +188,62 @@ extension PLDTool {
     }
 
     private func readInput() throws -> String {
-      if file == "-" { return try StandardInput.readAll() }
+      if file == "-" { return try Self.text(of: try StandardInput.readData(), file: file) }
       guard let data = FileManager.default.contents(atPath: file) else {
         let reason = FileManager.default.fileExists(atPath: file) ? "cannot be read" : "does not exist"
         throw CommandError("\(TerminalText.quoted(file)) \(reason).")
       }
-      return String(decoding: data, as: UTF8.self)
+      return try Self.text(of: data, file: file)
+    }
+
+    /// The text of `data`, or an error naming the first line that is not valid UTF-8 (decoding it
+    /// anyway would store U+FFFD in place of its bytes, in a key or a value, without a word).
+    static func text(of data: Data, file: String) throws -> String {
+      if let text = String(validating: data, as: UTF8.self) { return text }
+      var lineNumber = 0
+      for line in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+        lineNumber += 1
+        if String(validating: line, as: UTF8.self) == nil {
+          throw CommandError(
+            "Line \(lineNumber) of \(TerminalText.quoted(file)) is not valid UTF-8 text; nothing was imported."
+          )
+        }
+      }
+      throw CommandError("\(TerminalText.quoted(file)) is not valid UTF-8 text; nothing was imported.")
+    }
+
+    /// The first `\u` escape of `line`, a JSON text, that is half of a surrogate pair without its other
+    /// half (`\uD800` alone): no Unicode character, and stored as U+FFFD if it were let through.
+    static func loneSurrogate(in line: Substring) -> String? {
+      var bytes = line.utf8.makeIterator()
+      var pendingHigh: String?
+      while let byte = bytes.next() {
+        guard byte == UInt8(ascii: "\\") else {
+          if let pendingHigh { return pendingHigh }
+          continue
+        }
+        guard let escaped = bytes.next() else { break }
+        guard escaped == UInt8(ascii: "u") else {
+          if let pendingHigh { return pendingHigh }
+          continue
+        }
+        var hex: [UInt8] = []
+        while hex.count < 4, let digit = bytes.next() { hex.append(digit) }
+        let text = String(decoding: hex, as: UTF8.self)
+        guard let unit = UInt16(text, radix: 16) else { continue }
+        let escape = "\\u" + text
+        switch unit {
+        case 0xD800...0xDBFF:
+          if let pendingHigh { return pendingHigh }
+          pendingHigh = escape
+        case 0xDC00...0xDFFF:
+          if pendingHigh == nil { return escape }
+          pendingHigh = nil
+        default:
+          if let pendingHigh { return pendingHigh }
+        }
+      }
+      return pendingHigh
     }
 
     /// The entries of a JSON Lines text, or an error naming the first bad line.
@@ -211,6 +265,11 @@ extension PLDTool {
           object = try JSONParser.parse(String(line), envelope: 1)
         } catch {
           throw failure("is not valid JSON: \(error)")
+        }
+        if let escape = loneSurrogate(in: line) {
+          throw failure(
+            "has \(escape) without the other half of its surrogate pair, which is no character (it would "
+              + "be stored as U+FFFD)")
         }
         guard case .object = object else {
           throw failure("is not a JSON object but \(object.kind == "array" ? "an" : "a") \(object.kind)")
@@ -242,6 +301,12 @@ extension PLDTool {
             throw failure("has a \"writtenAt\" that is not a time like 2026-01-31T12:00:00.000Z")
           }
           writtenAt = milliseconds
+          // A time is kept only with its version number (a faithful restore): alone, it would be dropped.
+          guard version != nil else {
+            throw failure(
+              "has a \"writtenAt\" without a \"version\"; a time is kept only with its version, as export "
+                + "writes them: add the \"version\" or remove the \"writtenAt\"")
+          }
         }
         entries.append(
           Entry(

@@ -20,9 +20,11 @@ extension PLDTool {
     var key: String?
 
     @Option(
+      parsing: .unconditional,
       help: ArgumentHelp(
         "How many of the newest versions to keep (at least 1); default: each key's recorded retention.",
-        valueName: "n"))
+        valueName: "n"),
+      transform: NumberArgument.parse(atLeast: 1))
     var keep: Int?
 
     func validate() throws {

@@ -12,8 +12,14 @@ extension PLDTool {
     @Argument(help: "The key.")
     var key: String
 
-    @Argument(help: "The version whose content becomes the new version.")
+    @Argument(
+      help: "The version whose content becomes the new version (at least 1).",
+      transform: NumberArgument.parse(atLeast: 1))
     var version: Int64
+
+    func validate() throws {
+      if version < 1 { throw ValidationError("<version> must be at least 1.") }
+    }
 
     func run() throws {
       // Check read-only first: a clear error for a missing file, an unknown key or a pruned version.

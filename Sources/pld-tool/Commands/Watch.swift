@@ -29,8 +29,14 @@ extension PLDTool {
     var key: String?
 
     @Option(
-      help: "Print the stored versions after this one first (0: every version kept), then go on watching.")
+      parsing: .unconditional,
+      help: "Print the stored versions after this one first (0: every version kept), then go on watching.",
+      transform: NumberArgument.parse(atLeast: 0))
     var since: Int64?
+
+    func validate() throws {
+      if let since, since < 0 { throw ValidationError("--since must be at least 0.") }
+    }
 
     /// The time between two polls, in microseconds.
     static let pollInterval: useconds_t = 50_000

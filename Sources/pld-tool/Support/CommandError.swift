@@ -23,4 +23,14 @@ struct CommandError: Error, CustomStringConvertible {
   static func noStore(path: String) -> CommandError {
     CommandError("No store at \(TerminalText.quoted(path)); pass --create to create one.")
   }
+
+  /// The file at `path` is empty (0 bytes): not a store, though SQLite would take it for an empty
+  /// database. `suggestingCreate`: the command adopts it with `--create` (`set`, `import`).
+  static func emptyFile(path: String, suggestingCreate: Bool) -> CommandError {
+    guard suggestingCreate else {
+      return CommandError("\(TerminalText.quoted(path)) is an empty file, not a store.")
+    }
+    return CommandError(
+      "No store at \(TerminalText.quoted(path)) (an empty file); pass --create to make it one.")
+  }
 }

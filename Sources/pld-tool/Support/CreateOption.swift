@@ -7,8 +7,9 @@ import ArgumentParser
 struct CreateOption: ParsableArguments {
   @Flag(
     help: """
-      Create the store, and its folders, if the database file does not exist (without it, a missing \
-      file is an error and nothing is created).
+      Create the store, and its folders, if the database file does not exist, or make an empty \
+      (0-byte) file the store, with mode 0600 (without it, a missing or empty file is an error and \
+      nothing is created or changed).
       """)
   var create = false
 

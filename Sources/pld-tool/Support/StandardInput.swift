@@ -4,7 +4,11 @@ import Foundation
 enum StandardInput {
   /// Everything on standard input, as UTF-8 text.
   static func readAll() throws -> String {
-    let data = try FileHandle.standardInput.readToEnd() ?? Data()
-    return String(decoding: data, as: UTF8.self)
+    String(decoding: try readData(), as: UTF8.self)
+  }
+
+  /// Everything on standard input, as bytes.
+  static func readData() throws -> Data {
+    try FileHandle.standardInput.readToEnd() ?? Data()
   }
 }

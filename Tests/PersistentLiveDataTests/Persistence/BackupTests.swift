@@ -128,6 +128,32 @@ import Testing
     #expect(!FileManager.default.fileExists(atPath: folder.path("none")))
   }
 
+  /// A folder on the way to the copy that is a symbolic link (`/tmp` on macOS) is followed, as when a
+  /// store is created through it; only a link at the destination itself is refused (above).
+  @Test(arguments: ["a file store", "an in-memory store"])
+  func aSymbolicLinkToTheFolderOnTheWayIsFollowed(_ kind: String) throws {
+    let folder = try TemporaryDirectory("backup")
+    try FileManager.default.createDirectory(atPath: folder.path("real"), withIntermediateDirectories: false)
+    try FileManager.default.createSymbolicLink(atPath: folder.path("link"), withDestinationPath: "real")
+    let store = try kind == "a file store" ? PersistentStore(path: folder.path("state.db")) : .inMemory()
+    let count = try store.liveData("count", default: 0)
+    for value in 1...3 { try count.set(value) }
+
+    try store.backup(to: folder.path("link/copy.db"))
+    #expect(permissions(folder.path("real/copy.db")) == 0o600)
+    #expect(!FileManager.default.fileExists(atPath: folder.path("real/copy.db-wal")))
+    let copied = try Self.versions(of: "count", in: folder.path("link/copy.db"))
+    #expect(copied.map(\.value) == [1, 2, 3])
+    #expect(copied == (try Self.versions(of: "count", in: store)))
+
+    // A link at the destination is still refused, also behind a linked folder.
+    try FileManager.default.createSymbolicLink(
+      atPath: folder.path("real/taken.db"), withDestinationPath: folder.path("elsewhere.db"))
+    let error = expectStoreError("fileExists") { try store.backup(to: folder.path("link/taken.db")) }
+    #expect(error == .fileExists(path: folder.path("link/taken.db")))
+    #expect(!FileManager.default.fileExists(atPath: folder.path("elsewhere.db")))
+  }
+
   @Test func aMissingFolderOrAClosedStoreIsAClearErrorAndLeavesNothing() throws {
     let folder = try TemporaryDirectory("backup")
     let store = try PersistentStore(path: folder.path("state.db"))

@@ -19,15 +19,19 @@ struct DamagedFileCase: Sendable, CustomStringConvertible {
   let expected: String
   /// pld-tool's verdict (read-only), when it differs from the store's.
   let expectedReadOnly: String?
+  /// The verdict of the `pld-tool` binary, when it differs from the read-only inspector's: `emptyFile`
+  /// for a 0-byte file, which SQLite and the library read as an empty database but pld-tool refuses.
+  let expectedTool: String?
   let build: @Sendable (_ path: String) throws -> Void
 
   init(
-    name: String, expected: String, expectedReadOnly: String? = nil,
+    name: String, expected: String, expectedReadOnly: String? = nil, expectedTool: String? = nil,
     build: @escaping @Sendable (_ path: String) throws -> Void
   ) {
     self.name = name
     self.expected = expected
     self.expectedReadOnly = expectedReadOnly
+    self.expectedTool = expectedTool
     self.build = build
   }
 
@@ -84,7 +88,9 @@ struct DamagedFileCase: Sendable, CustomStringConvertible {
     DamagedFileCase(name: "store with a hot WAL (killed writer)", expected: "opens") { path in
       try killWriter(path, after: 20)
     },
-    DamagedFileCase(name: "0-byte file", expected: "opens") { try writeFile($0, Data()) },
+    DamagedFileCase(name: "0-byte file", expected: "opens", expectedTool: "emptyFile") {
+      try writeFile($0, Data())
+    },
     DamagedFileCase(name: "text file", expected: "notADatabase") {
       try writeFile($0, Data("Shopping list:\n- milk\n- bread\n".utf8))
     },

@@ -81,6 +81,8 @@ extension Reliability {
         return integrity?["ok"] as? Bool == true ? "opens" : "corrupt"
       case 1 where inspector.message.map({ "Error: \($0)" }) == output:
         return inspector.verdict
+      case 1 where output == "Error: \"\(path)\" is an empty file, not a store.":
+        return "emptyFile"
       default:
         return "unexpected: status \(String(describing: run.exitCode)), \(output)"
       }
@@ -103,7 +105,7 @@ extension Reliability {
       let readOnly = damaged.expectedReadOnly ?? damaged.expected
       #expect(library == damaged.expected, "\(damaged): library")
       #expect(inspector.verdict == readOnly, "\(damaged): inspector \(inspector.message ?? "")")
-      #expect(binary == readOnly, "\(damaged): pld-tool inspect")
+      #expect(binary == damaged.expectedTool ?? readOnly, "\(damaged): pld-tool inspect")
       Reliability.figure(
         "verdict \"\(damaged)\" library=\(library) tool=\(inspector.verdict) binary=\(binary)")
     }

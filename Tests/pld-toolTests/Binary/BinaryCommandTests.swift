@@ -40,6 +40,40 @@ import Testing
     #expect(unknown.stderr.hasSuffix("  See 'pld-tool --help' for more information.\n"))
   }
 
+  /// `backup` through a folder that is a symbolic link, and onto a link (refused), as a shell runs it.
+  @Test func backupFollowsALinkedFolderAndRefusesALinkAtTheDestination() throws {
+    try BackupCommandTests.checkLinkedFolderAndLinkAtTheDestination { try run($0) }
+  }
+
+  /// Every whole-number option and argument, out of bounds, negative or not a number, as a shell runs it.
+  @Test func everyNumberSaysWhatItTakes() throws {
+    try NumberArgumentTests.checkEveryNumber { try run($0) }
+  }
+
+  /// An empty (0-byte) file: refused as no store, left as it was; adopted with mode 0600 by `--create`.
+  @Test func anEmptyFileIsNoStoreUntilCreateAdoptsIt() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try directory.write("", to: "empty.db")
+    #expect(chmod(path, 0o666) == 0)
+    #expect(
+      try run(["inspect", path])
+        == CommandResult(stdout: "", stderr: "Error: \"\(path)\" is an empty file, not a store.\n", status: 1)
+    )
+    #expect(
+      try run(["set", path, "k", "1"])
+        == CommandResult(
+          stdout: "",
+          stderr: "Error: No store at \"\(path)\" (an empty file); pass --create to make it one.\n",
+          status: 1))
+    #expect(FileManager.default.contents(atPath: path) == Data())
+    #expect(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int == 0o666)
+    #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+    #expect(try run(["set", path, "k", "1", "--create"]).status == 0)
+    #expect(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int == 0o600)
+    #expect(try run(["get", path, "k"]) == CommandResult(stdout: "1\n", stderr: "", status: 0))
+  }
+
   /// A mistyped path creates nothing, also when the value or the lines come from standard input.
   @Test func writesToAMissingStoreCreateNothingWithoutCreate() throws {
     let directory = try TemporaryDirectory()

@@ -58,6 +58,39 @@ import Testing
     }
   }
 
+  /// DEST through a folder that is a symbolic link (`/tmp` on macOS, the README's example) is copied
+  /// there; a symbolic link at DEST itself is refused and left as it is.
+  @Test func aLinkedFolderOnTheWayIsFollowedAndALinkAtTheDestinationRefused() throws {
+    try Self.checkLinkedFolderAndLinkAtTheDestination { runInProcess($0) }
+  }
+
+  /// The test above, running commands with `run` (in process here, the binary in `BinaryCommandTests`).
+  static func checkLinkedFolderAndLinkAtTheDestination(_ run: ([String]) throws -> CommandResult) throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try directory.makeSampleStore()
+    try FileManager.default.createDirectory(
+      atPath: directory.path("real"), withIntermediateDirectories: false)
+    try FileManager.default.createSymbolicLink(atPath: directory.path("tmp"), withDestinationPath: "real")
+
+    let copy = directory.path("tmp/app-backup.db")
+    let result = try run(["backup", path, copy])
+    #expect(result == CommandResult(stdout: "Copied \"\(path)\" to \"\(copy)\".\n", stderr: "", status: 0))
+    let keys = try #require(
+      try run(["keys", directory.path("real/app-backup.db"), "--json"]).json() as? [Any])
+    #expect(keys.count == 3)
+
+    let other = try directory.write("keep me", to: "other.db")
+    let link = directory.path("tmp/link.db")
+    try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: other)
+    let refused = try run(["backup", path, link])
+    #expect(refused.status == 1)
+    #expect(refused.stdout.isEmpty)
+    #expect(refused.stderr.contains("already exists; a backup never overwrites anything"), "\(refused)")
+    #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == other)
+    #expect(FileManager.default.contents(atPath: other) == Data("keep me".utf8))
+  }
+
   @Test func aMissingStoreIsAnErrorThatCreatesNothing() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }

@@ -50,6 +50,30 @@ import Testing
     #expect(!FileManager.default.fileExists(atPath: path))
   }
 
+  /// With `--create`, an empty (0-byte) file becomes the store, with the mode of a store pld-tool
+  /// creates (0600), which its -wal and -shm files take from it — not the 0666 or 0644 `touch` gave it.
+  @Test(arguments: ["set", "import"])
+  func createAdoptsAnEmptyFileWithTheStoresMode(_ command: String) throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try directory.write("", to: "touched.db")
+    #expect(chmod(path, 0o666) == 0)
+    let file = try directory.write(#"{"key":"k","value":1}"# + "\n", to: "in.jsonl")
+    let arguments =
+      command == "set" ? ["set", path, "k", "1", "--create"] : ["import", path, file, "--create"]
+
+    #expect(runInProcess(arguments).status == 0)
+    #expect(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int == 0o600)
+    let store = try PersistentStore(path: path)
+    #expect(try store.liveData("k", default: 0).value == 1)
+    try store.liveData("k", default: 0).set(2)
+    for name in [path, path + "-wal", path + "-shm"] {
+      #expect(
+        try FileManager.default.attributesOfItem(atPath: name)[.posixPermissions] as? Int == 0o600, "\(name)")
+    }
+    try store.close()
+  }
+
   @Test func createMakesTheStoreAndItsFolders() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
@@ -100,8 +124,10 @@ import Testing
         help.stdout.contains(
           """
             --create                Create the store, and its folders, if the database
-                                    file does not exist (without it, a missing file is an
-                                    error and nothing is created).
+                                    file does not exist, or make an empty (0-byte) file
+                                    the store, with mode 0600 (without it, a missing or
+                                    empty file is an error and nothing is created or
+                                    changed).
           """), "\(command)")
       #expect(help.stdout.contains("unless --create is given"), "\(command)")
     }

@@ -186,6 +186,77 @@ import Testing
     #expect(directory.snapshot("app.db") == before)
   }
 
+  /// Text that is no Unicode — bytes that are not UTF-8, or half of a surrogate pair escaped alone
+  /// (`\uD800`), in a key or a value — would be stored as U+FFFD without a word: the line is refused.
+  /// A whole pair is a character like any other.
+  @Test func importRefusesALineThatIsNotUnicodeText() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try directory.makeSampleStore()
+    let before = directory.snapshot("app.db")
+    let good = Array((#"{"key":"a","value":1}"# + "\n").utf8)
+    let badKey = try directory.write(
+      good + Array(#"{"key":"b"#.utf8) + [0xFF, 0xFE] + Array(#"","value":1}"#.utf8), to: "key.jsonl")
+    let badValue = try directory.write(
+      good + good + Array(#"{"key":"c","value":"x"#.utf8) + [0xC3] + Array(#""}"#.utf8), to: "value.jsonl")
+    #expect(
+      runInProcess(["import", path, badKey])
+        == CommandResult(
+          stdout: "",
+          stderr: "Error: Line 2 of \"\(badKey)\" is not valid UTF-8 text; nothing was imported.\n", status: 1
+        ))
+    #expect(
+      runInProcess(["import", path, badValue, "--json"])
+        == CommandResult(
+          stdout: "",
+          stderr: "Error: Line 3 of \"\(badValue)\" is not valid UTF-8 text; nothing was imported.\n",
+          status: 1))
+
+    let surrogates: [(line: String, escape: String)] = [
+      (#"{"key":"a","value":"x\uD800"}"#, #"\uD800"#),
+      (#"{"key":"\udc00b","value":1}"#, #"\udc00"#),
+      (#"{"key":"a","value":{"n":"\uD83D\uD83D\uDE00"}}"#, #"\uD83D"#),
+      (#"{"key":"a","value":["\uDBFF", 1]}"#, #"\uDBFF"#),
+      (#"{"key":"a","value":"\uD83D\n"}"#, #"\uD83D"#),
+    ]
+    for (line, escape) in surrogates {
+      let file = try directory.write(
+        #"{"key":"ok","value":"\\uD800"}"# + "\n" + line + "\n", to: "lone.jsonl")
+      #expect(
+        runInProcess(["import", path, file])
+          == CommandResult(
+            stdout: "",
+            stderr: "Error: Line 2 of \"\(file)\" has \(escape) without the other half of its surrogate "
+              + "pair, which is no character (it would be stored as U+FFFD).\n", status: 1), "\(line)")
+    }
+    #expect(directory.snapshot("app.db") == before, "nothing was written")
+
+    let pair = try directory.write(
+      #"{"key":"smile\uD83D\uDE00","value":"\ud83d\ude00"}"# + "\n", to: "pair.jsonl")
+    #expect(runInProcess(["import", path, pair]).status == 0)
+    #expect(runInProcess(["get", path, "smile\u{1F600}"]).stdout == "\"\u{1F600}\"\n")
+  }
+
+  /// A time is kept only with its version number: a line with `writtenAt` and no `version` (which export
+  /// never writes) is refused rather than imported without its time.
+  @Test func importRefusesAWrittenAtWithoutAVersion() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try directory.makeSampleStore()
+    let before = directory.snapshot("app.db")
+    let file = try directory.write(
+      #"{"key":"new","version":1,"writtenAt":"2020-01-01T00:00:00.000Z","value":1}"# + "\n"
+        + #"{"key":"new","writtenAt":"2020-01-02T00:00:00.000Z","value":2}"# + "\n", to: "times.jsonl")
+    let message =
+      "Error: Line 2 of \"\(file)\" has a \"writtenAt\" without a \"version\"; a time is kept only with its "
+      + "version, as export writes them: add the \"version\" or remove the \"writtenAt\".\n"
+    #expect(runInProcess(["import", path, file]) == CommandResult(stdout: "", stderr: message, status: 1))
+    #expect(
+      runInProcess(["import", path, file, "--renumber"])
+        == CommandResult(stdout: "", stderr: message, status: 1))
+    #expect(directory.snapshot("app.db") == before)
+  }
+
   /// A case of ``importRefusesABadLineAndWritesNothing(_:)``. Its content is shown escaped, on one line:
   /// most are several lines, which would break the test runner's output lines.
   struct BadImport: Sendable, CustomTestStringConvertible {

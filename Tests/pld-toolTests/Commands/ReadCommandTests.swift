@@ -161,17 +161,36 @@ import Testing
     #expect(runInProcess(["export", path]).stdout == "")
   }
 
-  @Test func aZeroByteFileIsAnEmptyStoreAndStaysZeroBytes() throws {
+  /// An empty (0-byte) file is no store: every command refuses it with one sentence and a non-zero
+  /// status, as a missing file, and leaves it as it was (0 bytes, its mode, no -wal or -shm beside it).
+  @Test func aZeroByteFileIsRefusedByEveryCommandAndLeftAsItIs() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let path = try directory.write("", to: "empty.db")
+    #expect(chmod(path, 0o666) == 0)
+    let lines = try directory.write(#"{"key":"k","value":1}"# + "\n", to: "in.jsonl")
+    let notAStore = "Error: \"\(path)\" is an empty file, not a store.\n"
+    let suggestingCreate = "Error: No store at \"\(path)\" (an empty file); pass --create to make it one.\n"
 
-    let result = runInProcess(["inspect", path, "--json"])
-    #expect(result.status == 0, "\(result)")
-    let json = try #require(try result.json() as? [String: Any])
-    #expect(json["schemaVersion"] as? Int == 0)
-    #expect(json["keys"] as? Int == 0)
-    #expect(runInProcess(["verify", path]).status == 0)
+    let commands: [(arguments: [String], message: String)] = [
+      (["inspect"], notAStore), (["inspect", "--json"], notAStore), (["keys"], notAStore),
+      (["keys", "--salvage"], notAStore), (["get", "k"], notAStore), (["history", "k"], notAStore),
+      (["diff", "k", "1", "2"], notAStore), (["export"], notAStore), (["export", "--salvage"], notAStore),
+      (["verify"], notAStore), (["verify", "--json"], notAStore), (["watch"], notAStore),
+      (["backup", directory.path("copy.db")], notAStore), (["rollback", "k", "1"], notAStore),
+      (["prune", "--keep", "1"], notAStore), (["delete", "k"], notAStore),
+      (["set", "k", "1"], suggestingCreate),
+      (["set", "k", "1", "--json"], suggestingCreate), (["import", lines], suggestingCreate),
+    ]
+    for (arguments, message) in commands {
+      let command = [arguments[0], path] + arguments.dropFirst()
+      #expect(runInProcess(command) == CommandResult(stdout: "", stderr: message, status: 1), "\(command)")
+    }
     #expect(FileManager.default.contents(atPath: path) == Data())
+    #expect(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int == 0o666)
+    for companion in ["-wal", "-shm", "-journal"] {
+      #expect(!FileManager.default.fileExists(atPath: path + companion), "\(companion)")
+    }
+    #expect(!FileManager.default.fileExists(atPath: directory.path("copy.db")))
   }
 }

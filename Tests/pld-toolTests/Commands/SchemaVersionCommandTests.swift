@@ -141,7 +141,7 @@ private struct LabelV2: PersistentValue, Equatable {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let path = try Self.makeStore(directory)
-    #expect(runInProcess(["set", path, "label", #"{"label":"third"}"#]).status == 0)
+    #expect(runInProcess(["set", path, "label", #"{"label":"third"}"#, "--schema-version", "2"]).status == 0)
     #expect(runInProcess(["set", path, "label", #""fourth""#, "--schema-version", "1"]).status == 0)
     #expect(runInProcess(["set", path, "fresh", "1"]).status == 0)
     #expect(runInProcess(["rollback", path, "label", "2"]).status == 0)
@@ -158,6 +158,67 @@ private struct LabelV2: PersistentValue, Equatable {
     let label = try store.liveData("label", default: LabelV2(label: ""))
     #expect(try label.history().map(\.value.label) == ["second", "fourth", "third", "second", "first"])
     try store.close()
+  }
+
+  /// A key whose stored versions have different schema versions gives no single shape to assume: `set`
+  /// without `--schema-version` writes nothing and says so; with it, it writes.
+  @Test func setRequiresASchemaVersionWhenTheKeysVersionsHaveSeveral() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try Self.makeStore(directory)
+    // Version 3 goes back to schema 1: the current version's is not the newest shape the key had.
+    #expect(runInProcess(["rollback", path, "label", "1"]).status == 0)
+    let before = directory.snapshot("app.db")
+
+    let refused = runInProcess(["set", path, "label", #"{"label":"x"}"#])
+    #expect(
+      refused
+        == CommandResult(
+          stdout: "",
+          stderr: "Error: The stored versions of key \"label\" have schema versions 1 and 2 (its current "
+            + "version, 3, has 1), so the shape of the JSON is ambiguous: pass --schema-version with its "
+            + "schema version. Nothing was written.\n", status: 1))
+    #expect(directory.snapshot("app.db") == before)
+
+    let given = runInProcess(["set", path, "label", #""x""#, "--schema-version", "2"])
+    #expect(given == CommandResult(stdout: "Wrote version 4 of key label.\n", stderr: "", status: 0))
+    let latest = try #require(try runInProcess(["get", path, "label", "--json"]).json() as? [String: Any])
+    #expect(latest["schemaVersion"] as? Int == 2)
+  }
+
+  /// Without `--schema-version`, a key whose versions all have one schema version records it (1 for a
+  /// new key); when other versions of the store have a higher one, the JSON may have a newer shape than
+  /// the one recorded: it is written, with a warning on standard error that names what was recorded and
+  /// the option. A store whose versions are all schema 1 gets no warning.
+  @Test func setWarnsWhenTheStoreHoldsAHigherSchemaVersionThanTheOneRecorded() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try Self.makeStore(directory)
+
+    let plain = runInProcess(["set", path, "plain", "2"])
+    #expect(plain.status == 0 && plain.stdout == "Wrote version 2 of key plain.\n", "\(plain)")
+    #expect(
+      plain.stderr
+        == "Warning: version 2 of key \"plain\" records schema version 1, that of its current version, while "
+        + "other versions in \"\(path)\" have schema versions up to 2. If the JSON has a newer shape, write "
+        + "it again with --schema-version.\n", "\(plain.stderr)")
+    let fresh = runInProcess(["set", path, "fresh", "1", "--json"])
+    #expect(fresh.status == 0)
+    #expect((try fresh.json() as? [String: Any])?["schemaVersion"] as? Int == 1)
+    #expect(
+      fresh.stderr
+        == "Warning: version 1 of key \"fresh\" records schema version 1, a new key's, while other versions "
+        + "in \"\(path)\" have schema versions up to 2. If the JSON has a newer shape, write it again with "
+        + "--schema-version.\n", "\(fresh.stderr)")
+    #expect(runInProcess(["set", path, "plain", "3", "--schema-version", "1"]).stderr.isEmpty)
+    let versions = try runInProcess(["export", path, "plain"]).jsonLines().map { $0["schemaVersion"] as? Int }
+    #expect(versions == [1, 1, 1])
+
+    let plainStore = try directory.makeSampleStore("plain.db")
+    #expect(
+      runInProcess(["set", plainStore, "counter", "9"])
+        == CommandResult(stdout: "Wrote version 6 of key counter.\n", stderr: "", status: 0))
+    #expect(runInProcess(["set", plainStore, "new", "1"]).stderr.isEmpty)
   }
 
   /// A schema version above every stored one (a typo, most often) is written, with a note that says

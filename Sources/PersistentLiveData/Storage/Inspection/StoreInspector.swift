@@ -133,7 +133,7 @@ package final class StoreInspector {
   ///   ``PersistentStore/backup(to:)``.
   package func backup(to destination: String) throws {
     try StoreBackup.write(to: destination) { target in
-      try StoreBackup.vacuum(connection, of: path, into: target)
+      try StoreBackup.vacuum(connection, of: path, into: target, naming: destination)
     }
   }
 

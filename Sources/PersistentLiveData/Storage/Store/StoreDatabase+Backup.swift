@@ -15,7 +15,7 @@ extension StoreDatabase {
     guard let path else {
       try StoreBackup.write(to: destination) { target in
         try withConnection { connection, _ in
-          try StoreBackup.copyPages(of: connection, into: target)
+          try StoreBackup.copyPages(of: connection, into: target, naming: destination)
         }
       }
       return
@@ -28,7 +28,7 @@ extension StoreDatabase {
         throw StoreErrors.map(error, path: displayPath)
       }
       defer { reader.close() }
-      try StoreBackup.vacuum(reader, of: path, into: target)
+      try StoreBackup.vacuum(reader, of: path, into: target, naming: destination)
     }
   }
 }
@@ -42,10 +42,23 @@ extension StoreDatabase {
 /// target in memory too and write no file). The copy and its folder are synced before it returns; a
 /// failed copy is removed.
 ///
+/// Only a symbolic link *at* the destination is refused. SQLite opens the copy with the source
+/// connection's `SQLITE_OPEN_NOFOLLOW`, which refuses a link anywhere in the path, so the copy is given
+/// to SQLite with its folder resolved (`realpath`), as ``SQLiteConnection`` does for a store: a folder
+/// on the way that is a link (`/tmp` → `/private/tmp` on macOS) is followed, as when a store is created
+/// there. Errors still name the destination as given.
+///
 /// ```swift
-/// try StoreBackup.write(to: "copy.db") { target in try StoreBackup.vacuum(reader, of: path, into: target) }
+/// try StoreBackup.write(to: "copy.db") { target in
+///   try StoreBackup.vacuum(reader, of: path, into: target, naming: "copy.db")
+/// }
 /// ```
 enum StoreBackup {
+  ///
+  /// - Parameters:
+  ///   - destination: The path of the copy, as the caller gave it.
+  ///   - copy: Writes the copy into the (empty) file at the path it is given: `destination` with its
+  ///     folder resolved.
   static func write(to destination: String, _ copy: (String) throws -> Void) throws {
     guard !destination.isEmpty else {
       throw PersistentLiveDataError.cannotOpen(path: destination, code: 0, reason: "the backup path is empty")
@@ -57,7 +70,9 @@ enum StoreBackup {
       throw destinationError(error, path: destination)
     }
     do {
-      try copy(destination)
+      // Created above without following a link at `destination` itself: resolving its folder now
+      // cannot lead anywhere else.
+      try copy(SQLiteConnection.resolvingParentDirectory(of: destination))
       try POSIX.synchronize(destination)
       try POSIX.synchronize(POSIX.parentFolder(of: destination))
     } catch {
@@ -71,10 +86,13 @@ enum StoreBackup {
     }
   }
 
-  /// `VACUUM INTO` the (empty) file at `destination` from `connection`, a connection to `source`.
-  static func vacuum(_ connection: SQLiteConnection, of source: String, into destination: String) throws {
+  /// `VACUUM INTO` the (empty) file at `target` from `connection`, a connection to `source`; errors
+  /// writing the copy name `destination`.
+  static func vacuum(
+    _ connection: SQLiteConnection, of source: String, into target: String, naming destination: String
+  ) throws {
     do {
-      try connection.run("VACUUM INTO ?", [.text(destination)])
+      try connection.run("VACUUM INTO ?", [.text(target)])
     } catch let error as SQLiteError where error.isCorrupt {
       // A damaged page of the store stopped the copy: the store is damaged, not the copy.
       throw PersistentLiveDataError.corrupt(
@@ -85,12 +103,15 @@ enum StoreBackup {
     }
   }
 
-  /// Copies the pages of `connection`'s database into the (empty) file at `destination`.
-  static func copyPages(of connection: SQLiteConnection, into destination: String) throws {
+  /// Copies the pages of `connection`'s database into the (empty) file at `target`; errors name
+  /// `destination`.
+  static func copyPages(
+    of connection: SQLiteConnection, into target: String, naming destination: String
+  ) throws {
     do {
-      let target = try SQLiteConnection(path: destination, mode: .readWrite)
-      defer { target.close() }
-      try connection.copyDatabase(into: target)
+      let copy = try SQLiteConnection(path: target, mode: .readWrite)
+      defer { copy.close() }
+      try connection.copyDatabase(into: copy)
     } catch let error as SQLiteError {
       throw StoreErrors.map(error, path: destination)
     }
