@@ -83,7 +83,10 @@ final class TextEncoder: Encoder {
   }
 
   let context: TextEncodingContext
-  private let parent: TextEncoder?
+  /// The encoder this one encodes a nested value for, while that value's `encode(to:)` runs; nil after
+  /// it returned. The parent's tree holds this encoder (``JSONNode/encoder(_:)``): a link back for
+  /// longer would make a cycle, and every encoding of a nested value would leak its encoders.
+  private var parent: TextEncoder?
   private let key: (any CodingKey)?
   /// The nesting level of this encoder's array or object: 1 for the top level's.
   let level: Int
@@ -194,6 +197,7 @@ final class TextEncoder: Encoder {
     }
     if let node = standardNode(for: value, level: level) { return node }
     let child = TextEncoder(parent: self, key: key, level: level)
+    defer { child.parent = nil }  // the tree holds the child from now on: no link back (see `parent`)
     do {
       try value.encode(to: child)
     } catch {

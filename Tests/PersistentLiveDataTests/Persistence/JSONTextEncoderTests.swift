@@ -294,4 +294,45 @@ import Testing
       try Self.expectSameBytes(Tree.random(depth: 3, using: &generator))
     }
   }
+
+  /// Records the encoders it is encoded with, weakly.
+  private final class EncoderWitness: @unchecked Sendable {
+    private var encoders: [() -> AnyObject?] = []
+    func record(_ encoder: any Encoder) {
+      weak let object = encoder as AnyObject
+      encoders.append { object }
+    }
+    var alive: Int { encoders.filter { $0() != nil }.count }
+  }
+
+  private struct Leaf: Encodable {
+    let witness: EncoderWitness
+    func encode(to encoder: any Encoder) throws {
+      witness.record(encoder)
+      var container = encoder.container(keyedBy: CodingKeys.self)
+      try container.encode(1, forKey: .value)
+    }
+    enum CodingKeys: CodingKey { case value }
+  }
+
+  private struct Branch: Encodable {
+    let witness: EncoderWitness
+    func encode(to encoder: any Encoder) throws {
+      witness.record(encoder)
+      var container = encoder.container(keyedBy: CodingKeys.self)
+      try container.encode(Leaf(witness: witness), forKey: .leaf)
+      try container.encode([Leaf(witness: witness), Leaf(witness: witness)], forKey: .leaves)
+    }
+    enum CodingKeys: CodingKey { case leaf, leaves }
+  }
+
+  @Test func encodingNestedValuesKeepsNoEncoderAlive() throws {
+    let witness = EncoderWitness()
+    let text = try #require(try JSONTextEncoder.encode(Branch(witness: witness)))
+    #expect(
+      String(decoding: text, as: UTF8.self) == #"{"leaf":{"value":1},"leaves":[{"value":1},{"value":1}]}"#)
+    #expect(witness.alive == 0, "every encoder is freed once the text is written")
+    _ = try ValueCodec.encode(Branch(witness: witness), key: "k")
+    #expect(witness.alive == 0)
+  }
 }
