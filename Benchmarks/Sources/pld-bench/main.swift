@@ -84,6 +84,9 @@ do {
   try await group("external") {
     try await ExternalBenchmark(quick: options.quick, scratch: scratch).run(report)
   }
+  try await group("external-scale") {
+    try await ExternalScaleBenchmark(quick: options.quick, scratch: scratch).run(report)
+  }
   Goals(report: report, quick: options.quick).print(report)
 } catch {
   FileHandle.standardError.write(Data("pld-bench: \(error)\n".utf8))

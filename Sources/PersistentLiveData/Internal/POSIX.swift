@@ -82,6 +82,15 @@ enum POSIX {
   /// ```swift
   /// POSIX.message(for: POSIX.ErrorCode.accessDenied)   // "Permission denied"
   /// ```
+  /// This process's id.
+  static var processID: Int32 { getpid() }
+
+  /// Whether a process with id `pid` exists on this machine (`kill(pid, 0)`: EPERM is another user's).
+  static func isProcessAlive(_ pid: Int64) -> Bool {
+    guard let pid = Int32(exactly: pid), pid > 0 else { return false }
+    return kill(pid, 0) == 0 || errno == EPERM
+  }
+
   static func message(for code: Int32) -> String {
     strerror(code).map { String(cString: $0) } ?? "error \(code)"
   }

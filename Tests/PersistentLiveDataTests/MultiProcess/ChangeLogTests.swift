@@ -31,23 +31,36 @@ import Testing
     let (store, keys) = try storeWithManyLiveKeys(path)
     try keys[1].set(1)  // the file and its log exist before the other process writes
 
-    try tool("set", path, "k7", "70")
-    #expect(await eventually { keys[7].version == 1 }, "another process's version arrived")
-    #expect(keys[7].value == 70)
-    // k7, and k1, which this process wrote since the store last looked.
-    #expect(store.externalCheckStatistics.lastKeysRead <= 2, "\(store.externalCheckStatistics)")
+    /// The keys this store's checks read while `body` ran (pld-tool's own registration and its removal
+    /// are commits too: their checks read nothing).
+    func keysRead(_ body: () async throws -> Void) async rethrows -> Int {
+      let before = store.externalCheckStatistics.keysRead
+      try await body()
+      return store.externalCheckStatistics.keysRead - before
+    }
 
-    // This process's own writes since the last check are in the log too: read once each, deduplicated.
+    let first = try await keysRead {
+      try tool("set", path, "k7", "70")
+      #expect(await eventually { keys[7].version == 1 }, "another process's version arrived")
+    }
+    #expect(keys[7].value == 70)
+    #expect(first == 1, "\(store.externalCheckStatistics)")
+
+    // This process's own writes, made while no other process reads the log, are not in it.
     for value in 1...50 { try keys[9].set(value) }
-    try tool("set", path, "k10", "100")
-    #expect(await eventually { keys[10].version == 1 })
-    #expect(store.externalCheckStatistics.lastKeysRead <= 2, "\(store.externalCheckStatistics)")
+    let second = try await keysRead {
+      try tool("set", path, "k10", "100")
+      #expect(await eventually { keys[10].version == 1 })
+    }
+    #expect(second == 1, "\(store.externalCheckStatistics)")
 
     // A removal by another process is in the log as well.
-    try tool("delete", path, "k7")
-    #expect(await eventually { keys[7].version == 2 }, "the removal arrived")
+    let third = try await keysRead {
+      try tool("delete", path, "k7")
+      #expect(await eventually { keys[7].version == 2 }, "the removal arrived")
+    }
     #expect(keys[7].value == 0)
-    #expect(store.externalCheckStatistics.lastKeysRead == 1)
+    #expect(third == 1)
 
     // Over all the checks, the keys read follow what changed, never the 2,000 live keys.
     let statistics = store.externalCheckStatistics
@@ -116,9 +129,10 @@ import Testing
     let a = try store.liveData("a", default: 0)
     let b = try store.liveData("b", default: 0)
     #expect(a.value == 1)
+    let before = store.externalCheckStatistics.keysRead
     try tool("set", path, "b", "2")
     #expect(await eventually { b.version == 1 } && b.value == 2)
-    #expect(store.externalCheckStatistics.lastKeysRead == 1)
+    #expect(store.externalCheckStatistics.keysRead - before == 1, "b alone, from the log")
     try store.close()
   }
 
@@ -136,6 +150,58 @@ import Testing
       if seen.count == 5 { break }
     }
     #expect(seen == [1, 2, 3, 4, 5])
+    try store.close()
+  }
+
+  @Test func aFileOneProcessUsesAloneLogsNothingAndAReaderIsLoggedForWhileOpen() async throws {
+    try #require(SQLiteCLI.isAvailable, "the sqlite3 shell reads the log")
+    let folder = try TemporaryDirectory("changelog")
+    let path = folder.path("alone.db")
+    func count(_ table: String) throws -> String {
+      try SQLiteCLI.query(path, "SELECT count(*) FROM \(table)")
+    }
+    do {
+      let store = try PersistentStore(path: path)
+      let a = try store.liveData("a", default: 0)
+      for value in 1...20 { try a.set(value) }
+      try await a.write(21)
+      try store.removeKey("a")
+      #expect(try count("pld_change_log_readers") == "1", "the store is a reader while it is open")
+      #expect(try count("pld_change_log") == "0", "nobody else reads: its own writes log nothing")
+      // Another writer logs for it: the sqlite3 shell, and pld-tool (itself a reader while it runs).
+      try SQLiteCLI.execute(
+        path, "INSERT INTO pld_values (key, version, written_at, payload) VALUES ('b', 1, 0, '1')")
+      try tool("set", path, "c", "1")
+      #expect(try SQLiteCLI.query(path, "SELECT key FROM pld_change_log ORDER BY seq") == "b\nc")
+      try store.close()
+    }
+    #expect(try count("pld_change_log_readers") == "0", "closing deletes the registration")
+
+    // A store that does not watch (no polling, no file watch) does not register; one that is read-only
+    // cannot, and reads every live key at each check instead.
+    var quiet = StoreOptions()
+    quiet.externalChangePollInterval = nil
+    let writer = try PersistentStore(path: path, options: quiet)
+    #expect(try count("pld_change_log_readers") == "0")
+    try writer.liveData("d", default: 0).set(1)
+    try writer.close()
+  }
+
+  @Test func aReaderWhoseProcessIsGoneIsDeletedByTheNextStore() throws {
+    try #require(SQLiteCLI.isAvailable, "the sqlite3 shell leaves the stale registration")
+    let folder = try TemporaryDirectory("changelog")
+    let path = folder.path("stale.db")
+    try PersistentStore(path: path).close()
+    // A process killed while its store was open leaves its row; 2^31 - 2 is no process's id here.
+    try SQLiteCLI.execute(
+      path, "INSERT INTO pld_change_log_readers (id, pid, started_at) VALUES (42, 2147483646, 0)")
+    let store = try PersistentStore(path: path)
+    #expect(
+      try SQLiteCLI.query(path, "SELECT count(*) FROM pld_change_log_readers WHERE id = 42") == "0",
+      "the stale registration is gone")
+    #expect(try SQLiteCLI.query(path, "SELECT pid FROM pld_change_log_readers") == "\(getpid())")
+    try store.liveData("a", default: 0).set(1)
+    #expect(try SQLiteCLI.query(path, "SELECT count(*) FROM pld_change_log") == "0")
     try store.close()
   }
 }

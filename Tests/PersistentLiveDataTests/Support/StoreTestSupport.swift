@@ -377,4 +377,5 @@ final class RunningThreads: @unchecked Sendable {
 let dropChangeLogSQL = """
   DROP TRIGGER IF EXISTS pld_change_log_on_value; DROP TRIGGER IF EXISTS pld_change_log_on_removal;
   DROP TRIGGER IF EXISTS pld_change_log_on_removal_again; DROP TABLE IF EXISTS pld_change_log;
+  DROP TABLE IF EXISTS pld_change_log_readers;
   """

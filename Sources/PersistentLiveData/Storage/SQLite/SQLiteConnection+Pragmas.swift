@@ -51,10 +51,18 @@ extension SQLiteConnection {
     return Int(sqlite3_total_changes64(handle))
   }
 
-  /// The rowid of the most recent successful `INSERT` into a rowid table.
+  /// The rowid of the most recent successful `INSERT` into a rowid table; settable
+  /// (`sqlite3_set_last_insert_rowid`): SQL reads it as `last_insert_rowid()`, a value of this connection
+  /// alone, which an `INSERT` into a `WITHOUT ROWID` table leaves as it is.
   package var lastInsertRowID: Int64 {
-    guard let handle else { return 0 }
-    return sqlite3_last_insert_rowid(handle)
+    get {
+      guard let handle else { return 0 }
+      return sqlite3_last_insert_rowid(handle)
+    }
+    set {
+      guard let handle else { return }
+      sqlite3_set_last_insert_rowid(handle, newValue)
+    }
   }
 
   /// Whether the main database is read-only: a read-only mode, or a file SQLite could only open for reading.

@@ -1,8 +1,15 @@
+internal import Foundation
+
 /// The store's view of `pld_change_log` (`Migrations/0006_change_log.sql`): which keys changed since a
 /// position, so that another connection's commit costs what it changed, not what this process holds.
 ///
-/// Every row inserted into `pld_values` or `pld_removed_keys` — by this library, pld-tool or any other
-/// writer — adds a row `(seq, key)` in the same transaction, through a trigger. `seq` is `max(seq) + 1`
+/// A store that watches for other processes' commits registers as a reader (``register(connection:isProcessAlive:)``,
+/// a row of `pld_change_log_readers` with a random id that it also sets as its connection's
+/// `last_insert_rowid()`). While a reader other than the writer is registered, every row inserted into
+/// `pld_values` or `pld_removed_keys` — by this library, pld-tool or any other writer — adds a row
+/// `(seq, key)` in the same transaction, through a trigger; a file used by one process alone logs
+/// nothing, and its writes pay nothing for the log. A reader's registration commits before it reads any
+/// key, so every change committed after it is logged for it. `seq` is `max(seq) + 1`
 /// under SQLite's write lock, so numbers follow commit order with no hole, and the log is only trimmed
 /// from its oldest end (``trim(connection:)`` keeps the newest ``kept`` rows). A reader that remembers
 /// the newest `seq` it has seen therefore finds every change after it as the rows above it, unless the
@@ -28,7 +35,62 @@ enum ChangeLog {
   private static let trimSQL =
     "DELETE FROM pld_change_log WHERE seq <= (SELECT max(seq) FROM pld_change_log) - ?"
   private static let presence =
-    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'pld_change_log'"
+    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'pld_change_log_readers'"
+  private static let readers = "SELECT id, pid FROM pld_change_log_readers"
+  private static let addReader =
+    "INSERT INTO pld_change_log_readers (id, pid, started_at) VALUES (?, ?, ?)"
+  private static let removeReader = "DELETE FROM pld_change_log_readers WHERE id = ?"
+
+  /// Registers this connection as a reader of the log and returns its id and the log's newest position:
+  /// from the commit of the registration on, every change another writer commits is logged for it.
+  /// Readers whose process is gone are deleted on the way. The transaction does not wait for the disk
+  /// (`synchronous = OFF` for it alone): a registration lost to a power failure was a process's that
+  /// did not survive it either.
+  ///
+  /// - Parameter isProcessAlive: Whether a process id is alive (on this machine: SQLite's WAL files
+  ///   are shared by processes of one machine only).
+  static func register(
+    connection: SQLiteConnection, isProcessAlive: (Int64) -> Bool
+  ) throws -> (id: Int64, position: Int64) {
+    let synchronous = try connection.scalarInt64("PRAGMA synchronous") ?? 2
+    _ = try connection.setPragma("synchronous", 0)
+    defer { _ = try? connection.setPragma("synchronous", synchronous) }
+    let id = Int64.random(in: (1 << 48)...Int64.max)
+    let position = try connection.inTransaction(.immediate) { () throws -> Int64 in
+      var gone: [Int64] = []
+      let list = try connection.cachedStatement(readers)
+      defer { list.reset() }
+      while try list.step() {
+        if !isProcessAlive(list.int64(1)) { gone.append(list.int64(0)) }
+      }
+      list.reset()
+      for reader in gone { try delete(reader: reader, connection: connection) }
+      let add = try connection.cachedStatement(addReader)
+      defer { add.reset() }
+      try add.bind(id, at: 1)
+      try add.bind(Int64(POSIX.processID), at: 2)
+      try add.bind(StoredRow.milliseconds(Date()), at: 3)
+      try add.run()
+      return try newest(connection: connection)
+    }
+    connection.lastInsertRowID = id  // the insert set it already; the triggers' WHEN reads it
+    return (id, position)
+  }
+
+  /// Deletes the registration `id` (a store closing), without waiting for the disk.
+  static func unregister(_ id: Int64, connection: SQLiteConnection) throws {
+    let synchronous = try connection.scalarInt64("PRAGMA synchronous") ?? 2
+    _ = try connection.setPragma("synchronous", 0)
+    defer { _ = try? connection.setPragma("synchronous", synchronous) }
+    try delete(reader: id, connection: connection)
+  }
+
+  private static func delete(reader id: Int64, connection: SQLiteConnection) throws {
+    let statement = try connection.cachedStatement(removeReader)
+    defer { statement.reset() }
+    try statement.bind(id, at: 1)
+    try statement.run()
+  }
 
   /// The keys changed after `position`, in no particular order, and the newest position; nil when the
   /// log cannot tell (rows above `position` were trimmed, or numbers are missing or went back).

@@ -48,11 +48,11 @@ extension StoreDatabase {
       state.changeLogPosition = changed.newest
       return changed.keys.compactMap { instances.instance(for: $0.text) }
     }
-    // No log, or it cannot tell: every live key, and the position starts over at the log's newest row.
-    // (Read before the keys: a commit in between is read twice at most, never missed.)
+    // No log kept for this store, or it cannot tell: every live key, and a registered store starts over
+    // at the log's newest row. (Read before the keys: a commit in between is read twice at most, never
+    // missed.)
     state.changeLogPosition =
-      ChangeLog.isPresent(connection: connection)
-      ? try? ChangeLog.newest(connection: connection) : nil
+      state.changeLogReader == nil ? nil : try? ChangeLog.newest(connection: connection)
     return instances.liveInstances
   }
 }

@@ -58,6 +58,8 @@ final class StoreDatabase: Sendable {
     var changeLogPosition: Int64?
     /// Commits of this store since it last trimmed the change log.
     var commitsSinceChangeLogTrim = 0
+    /// This store's registration as a reader of the change log, deleted when it closes.
+    var changeLogReader: Int64?
     /// The heads of the keys this store wrote: a write skips reading its key's head when nothing else
     /// changed the file since.
     var keyHeads = KeyHeadCache()
@@ -87,9 +89,15 @@ final class StoreDatabase: Sendable {
     writer = SerializedConnection(opened.connection, state: state)
     if path != nil, let interval = options.externalChangePollInterval, interval > .zero {
       state.lastDataVersion = (try? opened.connection.dataVersion()) ?? 0
-      // No live instance exists yet: each one reads its key's newest row when it is created.
-      if ChangeLog.isPresent(connection: opened.connection) {
-        state.changeLogPosition = try? ChangeLog.newest(connection: opened.connection)
+      // Other processes log the keys they change for this store from now on. No live instance exists
+      // yet: each one reads its key's newest row when it is created. A store that cannot register (a
+      // read-only store or file, a file without the log) reads every live key at each check instead.
+      if !options.readOnly, !opened.connection.isReadOnly, ChangeLog.isPresent(connection: opened.connection),
+        let registration = try? ChangeLog.register(
+          connection: opened.connection, isProcessAlive: POSIX.isProcessAlive)
+      {
+        state.changeLogReader = registration.id
+        state.changeLogPosition = registration.position
       }
       _ = try? opened.connection.setPragma("wal_autocheckpoint", Self.fallbackAutoCheckpointPages)
       let work = StoreBackgroundWork(
@@ -200,6 +208,14 @@ final class StoreDatabase: Sendable {
       events.finish()
     }
     groupCommit.close(with: PersistentLiveDataError.storeClosed(path: path))
+    writer.syncIfOpen { connection, state in
+      // Other processes stop logging for this store (best effort: a row left behind is deleted by the
+      // next store that opens the file once this process is gone).
+      if let reader = state.changeLogReader, !connection.isInTransaction {
+        state.changeLogReader = nil
+        try? ChangeLog.unregister(reader, connection: connection)
+      }
+    }
     writer.close { state in state.fileRegistration = nil }
   }
 
