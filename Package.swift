@@ -62,7 +62,8 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ],
       resources: [
-        .embedInCode("../../Migrations/postgres/0001_shared_schema.sql")
+        .embedInCode("../../Migrations/postgres/0001_shared_schema.sql"),
+        .embedInCode("../../Migrations/postgres/0002_change_feed.sql"),
       ],
       swiftSettings: swiftSettings
     ),

@@ -48,9 +48,17 @@ public final class PostgresStore: Service, Sendable {
   ///   ``SharedStoreError/migrationFailed(version:reason:)``.
   public func run() async throws {
     let listener = SharedListener(database: database)
-    try await cancelWhenGracefulShutdown {
-      try await listener.run()
+    do {
+      try await cancelWhenGracefulShutdown {
+        try await listener.run()
+      }
+    } catch {
+      await database.notifier.flush(within: .seconds(1))
+      throw error
     }
+    // After a graceful shutdown, the notifications of the last writes go out before the client stops (a
+    // ServiceGroup stops the store before the client listed before it). A cancelled task waits for none.
+    await database.notifier.flush(within: .seconds(1))
   }
 
   /// The one live value of `key`, starting from its latest version on the server (or `defaultValue` at
@@ -85,6 +93,8 @@ public final class PostgresStore: Service, Sendable {
       events: database.events)
     // A notification that arrives before the instance is registered is not lost: it is read again below.
     let noticed = database.changeSignal.generation
+    // Nor a write whose notification never came: the periodic catch-up looks from before this read.
+    let horizon = database.changeFeed.horizon
     let latest = try await database.latestRow(key: key)
     var history: [StoredRow] = []
     if let latest, database.options.onUndecodable == .lastDecodable, (try? decoding.decode(latest)) == nil {
@@ -94,6 +104,7 @@ public final class PostgresStore: Service, Sendable {
     let created = SharedLiveData(value: value, version: version, database: database, decoding: decoding)
     database.remember(key: key, hash: created.keyHash)
     let live = try registry.register(created, valueType: Value.self)
+    database.changeFeed.lower(to: horizon)
     if live === created, database.changeSignal.generation != noticed,
       let newer = try await database.latestRow(key: key)
     {

@@ -19,8 +19,9 @@ public struct PostgresStoreOptions: Sendable {
   /// The longest a call to the server may take before it throws ``SharedStoreError/timedOut(operation:after:)``;
   /// a caller is never stuck behind a server that stopped answering. Default 10 seconds.
   public var operationTimeout: Duration = .seconds(10)
-  /// How often ``PostgresStore/run()`` compares every live key with the server even when no notification
-  /// came — the safety net for a connection that died without telling. Default 1 second.
+  /// How often ``PostgresStore/run()`` asks the server which keys changed since its last look, even when no
+  /// notification came — the safety net for a connection that died without telling and for a notification
+  /// its writer never sent (it died after the commit). Default 1 second.
   public var catchUpInterval: Duration = .seconds(1)
   /// The shortest and longest wait between attempts to listen again after the connection was lost.
   /// Defaults 10 ms and 2 seconds.

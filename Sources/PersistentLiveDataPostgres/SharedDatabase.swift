@@ -37,9 +37,11 @@ struct CommittedVersion: Sendable {
 /// What a shared store does on its server: the statements, each bounded by the operation timeout, and
 /// the state every replica keeps in memory (its live values, the signal for `changes(since:)`).
 ///
-/// Every write is one statement — heads upsert, value insert, retention and `pg_notify` — so a single
-/// `set` is one round trip and one transaction; a multi-key transaction sends the same statements between
-/// `BEGIN` and `COMMIT`. Nothing here runs user code.
+/// Every write is one statement — heads upsert, value insert and retention — so a single `set` is one
+/// round trip and one transaction; a multi-key transaction sends the same statements between `BEGIN` and
+/// `COMMIT`. The notifications follow the commit in a statement of their own (``SharedNotifier``): one
+/// inside the transaction would serialize every writer's commit on the server. Nothing here runs user
+/// code.
 ///
 /// ```swift
 /// let committed = try await database.commit([write], operation: "set")
@@ -51,6 +53,10 @@ final class SharedDatabase: Sendable {
   let changeSignal = ChangeSignal()
   /// The app's streams of ``StoreEvent``s (``PostgresStore/events()``).
   let events = StoreEventHub()
+  /// Sends the notifications of this store's commits, after them.
+  let notifier: SharedNotifier
+  /// Where the periodic catch-up resumes.
+  let changeFeed = SharedChangeFeed()
   /// The hash of every key that had a live value, to find the key of a notification that carried only
   /// the hash (a key too long for the payload).
   private let keysByHash = Locked<[String: String]>([:])
@@ -74,6 +80,8 @@ final class SharedDatabase: Sendable {
   init(client: PostgresClient, options: PostgresStoreOptions) {
     self.client = client
     self.options = options
+    notifier = SharedNotifier(
+      client: client, timeout: options.operationTimeout, logger: options.logger ?? SharedSchema.quiet)
   }
 
   var logger: Logger { options.logger ?? SharedSchema.quiet }
@@ -126,21 +134,23 @@ final class SharedDatabase: Sendable {
 
   /// Commits `writes` in one transaction, in the order given; returns each one's version, or nil for an
   /// optimistic write whose expected version was no longer the latest (nothing is committed then).
+  ///
+  /// Returns once the data committed; the notifications are queued then and sent after, and their
+  /// failure is logged, never thrown: the versions are committed, and other replicas' catch-up brings
+  /// them.
   func commit(_ writes: [SharedWrite], operation: String) async throws -> [CommittedVersion]? {
     try await ensureSchema()
     let retention = options.retention
-    return try await bounded(operation) { [client, origin] in
+    let committed = try await bounded(operation) { [client] in
       if writes.count == 1 {
-        return try await Self.run(writes[0], retention: retention, origin: origin, on: client).map { [$0] }
+        return try await Self.run(writes[0], retention: retention, on: client).map { [$0] }
       }
       return try await client.withConnection { connection in
         try await connection.query("BEGIN", logger: SharedSchema.quiet)
         do {
           var committed: [CommittedVersion] = []
           for write in writes {
-            guard
-              let version = try await Self.run(write, retention: retention, origin: origin, on: connection)
-            else {
+            guard let version = try await Self.run(write, retention: retention, on: connection) else {
               try await connection.query("ROLLBACK", logger: SharedSchema.quiet)
               return nil
             }
@@ -154,12 +164,17 @@ final class SharedDatabase: Sendable {
         }
       }
     }
+    guard let committed else { return nil }
+    SharedStoreTestHooks.afterCommitBeforeNotify.withLock { $0 }?(committed.map(\.version))
+    notifier.send(
+      zip(writes, committed).map { SharedNotification(write: $0, version: $1.version, origin: origin) })
+    return committed
   }
 
   private static func run(
-    _ write: SharedWrite, retention: HistoryRetention, origin: String, on runner: some SharedQueryRunner
+    _ write: SharedWrite, retention: HistoryRetention, on runner: some SharedQueryRunner
   ) async throws -> CommittedVersion? {
-    let rows = try await runner.run(SharedStatements.write(write, retention: retention, origin: origin))
+    let rows = try await runner.run(SharedStatements.write(write, retention: retention))
     for try await (version, milliseconds) in rows.decode((Int64, Int64).self) {
       return CommittedVersion(version: version, writtenAtMilliseconds: milliseconds)
     }
@@ -216,6 +231,37 @@ final class SharedDatabase: Sendable {
         "SELECT key_hash, version FROM pld_heads WHERE key_hash = ANY(\(hashes))", client: client)
       for try await (hash, version) in rows.decode((String, Int64).self) { heads[hash] = version }
       return heads
+    }
+  }
+
+  /// The xmin of a snapshot taken now (see ``SharedChangeFeed``).
+  func horizon(via route: ReadRoute = .pool) async throws -> Int64 {
+    try await bounded("catch up") { [client] in
+      let rows = try await route.query(
+        PostgresQuery(unsafeSQL: "SELECT \(SharedStatements.horizon)"), client: client)
+      for try await horizon in rows.decode(Int64.self) { return horizon }
+      throw SharedStoreError.serverUnavailable(operation: "catch up", reason: "no snapshot horizon returned")
+    }
+  }
+
+  /// The newest version of every key written by a transaction with an id of at least `since`, and the
+  /// horizon of the snapshot that read them (see ``SharedChangeFeed``).
+  func changedHeads(
+    since: Int64, via route: ReadRoute = .pool
+  ) async throws -> (horizon: Int64, heads: [String: Int64]) {
+    try await bounded("catch up") { [client] in
+      var horizon: Int64?
+      var heads: [String: Int64] = [:]
+      let rows = try await route.query(SharedStatements.changed(since: since), client: client)
+      for try await (seen, hash, version) in rows.decode((Int64, String?, Int64?).self) {
+        horizon = seen
+        if let hash, let version { heads[hash] = version }
+      }
+      guard let horizon else {
+        throw SharedStoreError.serverUnavailable(
+          operation: "catch up", reason: "no snapshot horizon returned")
+      }
+      return (horizon, heads)
     }
   }
 

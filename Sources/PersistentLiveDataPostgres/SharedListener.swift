@@ -4,13 +4,15 @@ import PostgresNIO
 
 /// What ``PostgresStore/run()`` does: hears other replicas' writes and keeps every live value current.
 ///
-/// Notifications are not durable: one sent while this replica was disconnected is lost. So after every
-/// (re)connect it listens first, then catches up by version for every live key, then consumes — a write
-/// committed in between arrives twice at most, and a version already in memory is ignored. A timer
-/// catches up as well (``PostgresStoreOptions/catchUpInterval``), for a connection that died without a
-/// word — and for this store's own write whose answer was lost with its connection. A notification says
-/// `VERSION ORIGIN k KEY` or `VERSION ORIGIN h HASH`; the row itself is read only when the version is
-/// newer than memory.
+/// Notifications are not durable: one sent while this replica was disconnected is lost, and so is one
+/// whose writer died between its commit and its notification (``SharedNotifier`` sends it after the
+/// commit). So after every (re)connect it listens first, then catches up by version for every live key,
+/// then consumes — a write committed in between arrives twice at most, and a version already in memory is
+/// ignored. A timer catches up as well (``PostgresStoreOptions/catchUpInterval``), for a connection that
+/// died without a word, a notification that was never sent, and this store's own write whose answer was
+/// lost with its connection: it asks the server which keys changed since its last look
+/// (``SharedChangeFeed``), not about every live key. A notification says `VERSION ORIGIN k KEY` or
+/// `VERSION ORIGIN h HASH`; the row itself is read only when the version is newer than memory.
 ///
 /// Everything a listening session reads goes over the connection it listens on: that connection is
 /// known to be alive while notifications arrive, and when it drops, its reads end with it and the next
@@ -188,11 +190,35 @@ struct SharedListener: Sendable {
       try? await Task.sleep(for: database.options.catchUpInterval)
       if Task.isCancelled { return }
       do {
-        try await catchUp(via: .pool)
+        try await catchUpChanges()
       } catch {
         database.logger.debug("Catch-up failed", metadata: ["error": "\(SharedDatabase.describe(error))"])
       }
     }
+  }
+
+  /// Brings every live key up to date with what changed on the server since the last look: the
+  /// safety net for a notification that never came. The first look (and one after a key became live
+  /// too early for the last) compares every live key.
+  func catchUpChanges(via route: ReadRoute = .pool) async throws {
+    let feed = database.changeFeed
+    let since = feed.begin()
+    if since == 0 {
+      // A snapshot taken before the comparison's: whatever the comparison missed, it did not see.
+      let horizon = try await database.horizon(via: route)
+      try await catchUp(via: route)
+      feed.end(horizon: horizon)
+      return
+    }
+    database.changeSignal.signal()
+    let (horizon, heads) = try await database.changedHeads(since: since, via: route)
+    for (hash, version) in heads {
+      guard let key = database.key(forHash: hash), let instance = database.registry.instance(for: key),
+        version > instance.version, database.undecodableVersion(of: instance.key) != version
+      else { continue }
+      try await bringUp(instance, via: route)
+    }
+    feed.end(horizon: horizon)
   }
 
   /// Compares every live key's version with the server's and reads those that are behind.

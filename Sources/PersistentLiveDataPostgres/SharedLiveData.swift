@@ -51,7 +51,8 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
   ///
   /// Returns after the commit; by then `LiveData.value` and `LiveData.version` have changed and
   /// observers were called (on the main actor) or scheduled (elsewhere). Other replicas hear of it through
-  /// the notification sent with the commit.
+  /// the notification sent right after the commit, which this call does not wait for (nor fails with);
+  /// one that is lost is made up for by their periodic catch-up.
   ///
   /// ```swift
   /// try await flags.set(FeatureFlags(newCheckout: true))

@@ -18,7 +18,8 @@ enum SharedSchema {
 
   /// Each migration's version, name and SQL, in order.
   static let migrations: [(version: Int, name: String, sql: String)] = [
-    (1, "0001_shared_schema.sql", String(decoding: PackageResources._001_shared_schema_sql, as: UTF8.self))
+    (1, "0001_shared_schema.sql", String(decoding: PackageResources._001_shared_schema_sql, as: UTF8.self)),
+    (2, "0002_change_feed.sql", String(decoding: PackageResources._002_change_feed_sql, as: UTF8.self)),
   ]
 
   /// The advisory lock key migrations hold ("pld" in ASCII, then 1).

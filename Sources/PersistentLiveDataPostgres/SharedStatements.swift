@@ -5,10 +5,9 @@ import PostgresNIO
 ///
 /// A write is a single statement whose parts run as one transaction: the heads row of the key gets the
 /// next version (writers of a key queue on that row, so versions are gap-free and commit in order), the
-/// value row is inserted with it, retention deletes what falls out of the kept window, and `pg_notify`
-/// tells every replica `VERSION ORIGIN k KEY` (or `VERSION ORIGIN h HASH` for a key too long for a
-/// notification; ORIGIN names the writing store, whose own listener skips it) —
-/// delivered when the transaction commits, never for one rolled back.
+/// value row is inserted with it (its `changed_by` default records the writing transaction, for the
+/// catch-up), and retention deletes what falls out of the kept window. It sends no notification:
+/// ``SharedNotifier`` does, after the commit, in a statement of its own.
 ///
 /// ```swift
 /// let rows = try await client.query(SharedStatements.write(write, retention: .last(10)))
@@ -17,18 +16,13 @@ enum SharedStatements {
   /// Milliseconds since 1970 of `written_at`.
   private static let milliseconds = "(extract(epoch FROM written_at) * 1000)::bigint"
 
-  static func write(_ write: SharedWrite, retention: HistoryRetention, origin: String) -> PostgresQuery {
-    // $1 key hash, $2 key, $3 payload, $4 schema version, $5 notification tail, $6 expected version or
-    // versions kept.
-    let notified =
-      write.key.utf8.count <= SharedDatabase.longestNotifiedKey
-      ? " \(origin) k \(write.key)" : " \(origin) h \(write.keyHash)"
+  static func write(_ write: SharedWrite, retention: HistoryRetention) -> PostgresQuery {
+    // $1 key hash, $2 key, $3 payload, $4 schema version, $5 expected version or versions kept.
     var binds = PostgresBindings(capacity: 6)
     binds.append(write.keyHash)
     binds.append(write.key)
     binds.append(write.payload)
     binds.append(Int64(write.schemaVersion))
-    binds.append(notified)
     let head: String
     switch write.expectedVersion {
     case nil:
@@ -42,7 +36,7 @@ enum SharedStatements {
     case let expected?:
       binds.append(expected)
       head =
-        "UPDATE pld_heads SET version = version + 1 WHERE key_hash = $1 AND version = $6 RETURNING version"
+        "UPDATE pld_heads SET version = version + 1 WHERE key_hash = $1 AND version = $5 RETURNING version"
     }
     var pruning = ""
     if case .last(let kept) = retention {
@@ -61,12 +55,25 @@ enum SharedStatements {
         INSERT INTO pld_values (key_hash, version, payload, schema_version)
         SELECT $1, version, $3, $4 FROM head
         RETURNING version, written_at
-      ), notified AS (
-        SELECT pg_notify('\(SharedDatabase.channel)', version::text || $5) FROM inserted
       )\(pruning)
-      SELECT inserted.version, (extract(epoch FROM inserted.written_at) * 1000)::bigint FROM inserted, notified
+      SELECT inserted.version, (extract(epoch FROM inserted.written_at) * 1000)::bigint FROM inserted
       """
     return PostgresQuery(unsafeSQL: sql, binds: binds)
+  }
+
+  /// The xmin of the statement's snapshot: every transaction it does not see has an id at least this
+  /// large (see ``SharedChangeFeed``).
+  static let horizon = "pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
+
+  /// The horizon of this statement's snapshot, and the newest version of every key a transaction with an
+  /// id of at least `since` wrote (none when nothing did: then one row with nulls).
+  static func changed(since: Int64) -> PostgresQuery {
+    """
+    SELECT h.horizon, c.key_hash, c.version FROM (SELECT \(unescaped: horizon) AS horizon) h
+    LEFT JOIN (
+      SELECT key_hash, max(version) AS version FROM pld_values WHERE changed_by >= \(since) GROUP BY key_hash
+    ) c ON true
+    """
   }
 
   static func latest(keyHash: String) -> PostgresQuery {

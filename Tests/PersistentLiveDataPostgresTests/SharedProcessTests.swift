@@ -3,6 +3,7 @@ import PLDTestSupport
 import PersistentLiveData
 import PersistentLiveDataPostgres
 import PersistentLiveDataPostgresTesting
+import PostgresNIO
 import Testing
 
 /// Replicas in separate processes (`pld-postgres-child`, built with the tests) and in this one share a
@@ -94,11 +95,98 @@ struct SharedProcessTests {
     await b.shutDown()
   }
 
+  /// A writer that dies between a commit and its notification (the notification is sent after the
+  /// commit, in a statement of its own): the version is never notified — a connection listening on the
+  /// channel hears the versions before it and not that one — and another replica still gets it, through
+  /// its periodic catch-up, within the interval: once, in order, after every earlier one.
+  ///
+  /// The child writes one version only: a notification of an earlier version of the key, read just after
+  /// the last commit, would bring the last version as well (a read takes the newest row).
+  @Test func aVersionWhoseWriterDiedBeforeNotifyingArrivesThroughThePeriodicCatchUp() async throws {
+    let fixture = try SharedFixture()
+    var options = PostgresStoreOptions()
+    options.catchUpInterval = .milliseconds(500)
+    let a = fixture.replica()
+    let b = fixture.replica(options: options)
+    let key = "dies-before-notify"
+    let before = 10
+    let count = before + 1
+    let data = try await b.store.liveData(key, default: 0)
+    try await Listeners.expectListening([a, b], fixture, "the replicas listen before anyone writes")
+    let heard = Recorder<Int64>()
+    let eavesdropper = fixture.replica(listening: false)
+    let listening = Locked(false)
+    let eavesdropping = Task {
+      try await eavesdropper.client.withConnection { connection in
+        try await connection.listen(on: "pld_changes") { notifications in
+          listening.withLock { $0 = true }
+          for try await notification in notifications {
+            if let version = notification.payload.split(separator: " ").first.flatMap({ Int64($0) }) {
+              heard.append(version)
+            }
+          }
+        }
+      }
+    }
+    #expect(await eventually { listening.withLock { $0 } })
+    let observed = Recorder<Int>()
+    let observer = await FailureHelpers.record(data, into: observed)
+    let changes = Task {
+      await FailureHelpers.collect(data.changes(since: 0), count: count, within: Self.childLimit)
+    }
+    // Versions 1 … 10 hold -10 … -1, notified as usual; the child's one write is version 11, value 1.
+    let writer = try await a.store.liveData(key, default: 0)
+    for value in -before ... -1 { try await writer.set(value) }
+    #expect(await eventually { data.version == Int64(before) })
+
+    let child = try Self.child(
+      "write", fixture, key: key, count: 1, environment: ["PLD_CHILD_EXIT_BEFORE_NOTIFY": "\(count)"])
+    let (lines, killed) = await child.finish(within: Self.childLimit)
+    let died = ContinuousClock.now
+    #expect(!killed, "the child reached version \(count) in time")
+    #expect(child.exitCode == 75, "it died right after the commit: \(lines)")
+    #expect(lines == ["committed \(count)"])
+    #expect(try fixture.psql("SELECT max(version) FROM pld_values") == "\(count)", "the version committed")
+
+    // The interval, plus a margin for a loaded machine (the whole suite runs at once on two cores).
+    let bound = options.catchUpInterval + sanitizerScaled(.milliseconds(4_500))
+    let arrived = await eventually(bound) { data.version == Int64(count) }
+    let took = died.duration(to: .now)
+    TestFigures.record("POSTGRES lost-notify-catch-up-ms=\(Int(took / .milliseconds(1)))")
+    #expect(arrived, "the periodic catch-up brought version \(count) within \(bound); took \(took)")
+    #expect(data.value == 1)
+
+    let delivered = await changes.value
+    #expect(delivered.error == nil, "\(String(describing: delivered.error))")
+    #expect(delivered.versions.map(\.version) == Array(1...Int64(count)), "each version once, in order")
+    #expect(delivered.versions.map(\.value) == Array(-before ... -1) + [1])
+    #expect(await eventually { observed.all.last == 1 })
+    let values = observed.all
+    #expect(zip(values, values.dropFirst()).allSatisfy(<), "observers: nothing twice, nothing out of order")
+
+    // The earlier versions were notified (a burst by its newest version); a notification of the last
+    // would have arrived within milliseconds of its commit.
+    try await Task.sleep(for: .milliseconds(500))
+    let notified = Set(heard.all)
+    #expect(
+      notified.contains(Int64(before)), "the writes before the last were notified: \(notified.sorted())")
+    #expect(
+      !notified.contains(Int64(count)), "no notification of version \(count) was sent: \(notified.sorted())")
+    observer.cancel()
+    eavesdropping.cancel()
+    _ = await eavesdropping.result
+    await eavesdropper.shutDown()
+    await a.shutDown()
+    await b.shutDown()
+  }
+
   // MARK: Helpers
 
   /// Starts `pld-postgres-child MODE ENDPOINT USER DATABASE KEY COUNT` on the fixture's database.
-  static func child(_ mode: String, _ fixture: SharedFixture, key: String, count: Int) throws -> ChildProcess
-  {
+  static func child(
+    _ mode: String, _ fixture: SharedFixture, key: String, count: Int,
+    environment extra: [String: String] = [:]
+  ) throws -> ChildProcess {
     let endpoint: String
     switch fixture.server.endpoint {
     case .socket(let path): endpoint = path
@@ -106,6 +194,7 @@ struct SharedProcessTests {
     }
     var environment: [String: String] = [:]
     if let password = fixture.server.password { environment["PLD_CHILD_PASSWORD"] = password }
+    environment.merge(extra) { _, new in new }
     return try ChildProcess(
       ChildProcess.postgresChildPath,
       [mode, endpoint, fixture.server.username, fixture.database, key, "\(count)"],

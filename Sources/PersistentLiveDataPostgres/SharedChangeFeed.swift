@@ -1,0 +1,60 @@
+import PersistentLiveData
+
+/// Where a replica's periodic catch-up resumes: the horizon of its last look at the server.
+///
+/// Each value row records the id of the transaction that wrote it (`changed_by`, schema version 2). A
+/// catch-up asks, in one statement, for the newest version of every key written by a transaction with
+/// an id of at least the horizon, and for its own snapshot's xmin, which becomes the next horizon.
+///
+/// Why no commit is skipped: transaction ids are not assigned in commit order, so "ids above the largest
+/// seen" would miss a transaction that got a small id and committed late. The xmin of a snapshot is the
+/// smallest id still running when it was taken: every transaction that snapshot does not see (running
+/// then, or begun later) has an id of at least its xmin. So the next look, from that xmin on, finds every
+/// commit the last look missed (and some it saw, which the version comparison ignores). A transaction left
+/// open on the server holds the xmin back: looks then re-read what changed since it began, never less.
+///
+/// A key that becomes live during a look may be missed by it: the look's rows were matched against the
+/// live keys before the key registered, and its first read may be older than the look's snapshot. So a
+/// new live value lowers the horizon to what it was before its first read (``lower(to:)``): a snapshot
+/// taken before that read saw nothing the read missed. A look that ends keeps the lowest such horizon.
+///
+/// ```swift
+/// let since = feed.begin()              // 0: compare every live key instead
+/// let (horizon, changed) = try await database.changedHeads(since: since)
+/// …                                     // bring every live key in `changed` up to date
+/// feed.end(horizon: horizon)
+/// ```
+final class SharedChangeFeed: Sendable {
+  private struct State {
+    /// 0 until a look succeeded: the next one compares every live key.
+    var horizon: Int64 = 0
+    /// The lowest horizon a new live value asked for since the running look began.
+    var lowestSinceBegin: Int64 = .max
+  }
+
+  private let state = Locked(State())
+
+  /// The horizon the next look starts from; 0 when it must compare every live key.
+  var horizon: Int64 { state.withLock { $0.horizon } }
+
+  /// Starts a look (one at a time); returns where it starts.
+  func begin() -> Int64 {
+    state.withLock { state in
+      state.lowestSinceBegin = .max
+      return state.horizon
+    }
+  }
+
+  /// Ends a look that brought every live key up to its snapshot, whose xmin was `horizon`.
+  func end(horizon: Int64) {
+    state.withLock { state in state.horizon = min(horizon, state.lowestSinceBegin) }
+  }
+
+  /// A key became live whose first read came after a look at `horizon`: the next look starts no later.
+  func lower(to horizon: Int64) {
+    state.withLock { state in
+      state.horizon = min(state.horizon, horizon)
+      state.lowestSinceBegin = min(state.lowestSinceBegin, horizon)
+    }
+  }
+}
