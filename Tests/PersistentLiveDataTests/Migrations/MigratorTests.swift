@@ -39,7 +39,8 @@ extension MigrationTests {
         #expect(applied == MigrationCatalog.migrations)
         #expect(
           try Self.tables(connection) == [
-            "pld_change_log", "pld_key_retention", "pld_migrations", "pld_removed_keys",
+            "pld_change_log", "pld_change_log_readers", "pld_key_retention", "pld_migrations",
+            "pld_removed_keys",
             "pld_store_properties",
             "pld_values",
           ])

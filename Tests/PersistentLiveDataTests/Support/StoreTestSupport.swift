@@ -88,22 +88,35 @@ struct ProcessResult {
   let errorOutput: String
 }
 
+/// Runs `executable` to its end; its output goes to temporary files, not pipes. (A pipe's end of file
+/// never came when a process another test started meanwhile — a PostgreSQL server — inherited the
+/// pipe's write end: a test hung after `chattr` had exited.)
 @discardableResult
 func run(_ executable: String, _ arguments: [String]) throws -> ProcessResult {
+  let folder = FileManager.default.temporaryDirectory
+  let outputURL = folder.appendingPathComponent("pld-run-\(UUID().uuidString).out")
+  let errorURL = folder.appendingPathComponent("pld-run-\(UUID().uuidString).err")
+  defer {
+    try? FileManager.default.removeItem(at: outputURL)
+    try? FileManager.default.removeItem(at: errorURL)
+  }
+  _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+  _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+  let output = try FileHandle(forWritingTo: outputURL)
+  let errors = try FileHandle(forWritingTo: errorURL)
   let process = Process()
   process.executableURL = URL(fileURLWithPath: executable)
   process.arguments = arguments
-  let output = Pipe()
-  let errors = Pipe()
   process.standardOutput = output
   process.standardError = errors
   try process.run()
-  let outData = output.fileHandleForReading.readDataToEndOfFile()
-  let errData = errors.fileHandleForReading.readDataToEndOfFile()
   process.waitUntilExit()
+  try? output.close()
+  try? errors.close()
   return ProcessResult(
-    status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self),
-    errorOutput: String(decoding: errData, as: UTF8.self))
+    status: process.terminationStatus,
+    output: String(decoding: (try? Data(contentsOf: outputURL)) ?? Data(), as: UTF8.self),
+    errorOutput: String(decoding: (try? Data(contentsOf: errorURL)) ?? Data(), as: UTF8.self))
 }
 
 /// The sqlite3 command-line client, an independent reader of our files.
