@@ -346,8 +346,9 @@ struct SharedFailureTests {
     let fixture = try SharedFixture()
     let key = "note"
     let newer = fixture.replica()
-    // Live values of an older build on three replicas, one per policy. No periodic catch-up: notifications
-    // arrive in commit order, so once the marker arrives, the note's version 3 arrived before it.
+    // Live values of an older build on three replicas, one per policy. No periodic catch-up: a replica's
+    // notifications arrive in the order it committed, so once the marker arrives, the note's version 3
+    // (from the same replica) arrived before it.
     let policies: [DecodeFailurePolicy] = [.throwError, .useDefault, .lastDecodable]
     var liveReplicas: [Replica] = []
     var liveNotes: [SharedLiveData<NoteV1>] = []
@@ -364,6 +365,12 @@ struct SharedFailureTests {
     var oldEvents = olds[0].store.events().makeAsyncIterator()
     try await notes[0].set(NoteV1(text: "a"))
     try await notes[0].set(NoteV1(text: "b"))
+    // Version 2 reaches every older live value before the newer build writes version 3. (A notification
+    // is sent after its commit: without this wait, a replica could first read the note after version 3
+    // was written, and keep version 0, the last it could decode.)
+    for (index, policy) in policies.enumerated() {
+      #expect(await eventually { notes[index].version == 2 }, "\(policy): version 2 arrived")
+    }
     let newNote = try await newer.store.liveData(key, default: NoteV2(title: "", pinned: false))
     #expect(newNote.version == 2)
     #expect(newNote.value == NoteV2(title: "b", pinned: false), "an older row is upgraded")
