@@ -9,10 +9,16 @@ import Foundation
 /// KeyHash.of("settings")   // "cde0fb0d…", 64 characters
 /// ```
 enum KeyHash {
+  private static let digits = Array("0123456789abcdef".utf8)
+
+  /// One allocation for the text (a catch-up that compares every live key hashes each of them).
   static func of(_ key: String) -> String {
-    SHA256.hash(data: Data(key.utf8)).map { byte in
-      let digits = Array("0123456789abcdef")
-      return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
-    }.joined()
+    var hex: [UInt8] = []
+    hex.reserveCapacity(64)
+    for byte in SHA256.hash(data: Data(key.utf8)) {
+      hex.append(digits[Int(byte >> 4)])
+      hex.append(digits[Int(byte & 0x0F)])
+    }
+    return String(decoding: hex, as: UTF8.self)
   }
 }

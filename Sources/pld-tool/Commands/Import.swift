@@ -10,7 +10,8 @@ extension PLDTool {
       discussion: """
         Each line is an object with at least "key" (a string) and "value" (any JSON), as written by \
         export; "schemaVersion" (an integer, at least 1) is kept when present, otherwise the key's \
-        current schema version is used (1 for a new key).
+        current schema version is used (1 for a new key) — and a line without it for a key whose stored \
+        versions have several schema versions is refused, as `set` without --schema-version is.
 
         A line that is not valid UTF-8, holds a lone surrogate escape (\\uD800 without its pair) or has \
         "writtenAt" without "version" is an error, as is any other malformed line.
@@ -99,6 +100,7 @@ extension PLDTool {
     func run() throws {
       try StoreAccess.checkPresence(options.database, ifMissing: creation.ifMissing)
       let entries = try Self.parse(try readInput(), file: file)
+      try checkSchemaVersions(of: entries)
       let store = try StoreAccess.store(options.database, ifMissing: creation.ifMissing)
       let progress = Progress("importing", total: entries.count)
       var latest: [(key: String, version: Int64)] = []
@@ -185,6 +187,29 @@ extension PLDTool {
       console.writeLine(
         "Imported \(HumanFormat.count(entries.count, "version")) of \(HumanFormat.count(latest.count, "key")) "
           + "from \(TerminalText.quoted(file))\(restoredNote).")
+    }
+
+    /// A line without `schemaVersion` is recorded with the schema version of its key's newest version, as
+    /// `set` without `--schema-version` is: when the key's stored versions have several, that could tag the
+    /// value with the wrong one, so the import is refused, naming the first such line. (Lines written by
+    /// `export` always carry it.)
+    private func checkSchemaVersions(of entries: [Entry]) throws {
+      guard entries.contains(where: { $0.schemaVersion == nil }),
+        FileManager.default.fileExists(atPath: options.database),
+        let inspector = try? StoreAccess.inspector(options.database)
+      else { return }
+      defer { inspector.close() }
+      var checked = Swift.Set<StoreKey>()
+      for entry in entries where entry.schemaVersion == nil && checked.insert(StoreKey(entry.key)).inserted {
+        let counts = try inspector.schemaVersionCounts(of: entry.key)
+        guard counts.count > 1 else { continue }
+        let versions = counts.keys.sorted().map(String.init).joined(separator: ", ")
+        throw CommandError(
+          "Line \(entry.line) of \(TerminalText.quoted(file)) was not imported: key "
+            + "\(TerminalText.quoted(entry.key)) has versions of schema versions \(versions), and the line does "
+            + "not say which its value has; give it a \"schemaVersion\" (export writes one on every line). "
+            + "Nothing was imported.")
+      }
     }
 
     private func readInput() throws -> String {

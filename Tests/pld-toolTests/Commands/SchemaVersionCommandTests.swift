@@ -186,6 +186,31 @@ private struct LabelV2: PersistentValue, Equatable {
     #expect(latest["schemaVersion"] as? Int == 2)
   }
 
+  @Test func importRefusesALineWithoutSchemaVersionForAKeyWhoseVersionsHaveSeveral() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try Self.makeStore(directory)  // "label" has versions of schema 1 and 2
+    let before = directory.snapshot("app.db")
+    let lines = try directory.write(
+      #"{"key":"plain","value":2}"# + "\n" + #"{"key":"label","value":"x"}"# + "\n", to: "lines.jsonl")
+
+    let refused = runInProcess(["import", path, lines])
+    #expect(refused.status == 1)
+    #expect(
+      refused.stderr.contains(
+        "Line 2 of \"\(lines)\" was not imported: key \"label\" has versions of schema versions 1, 2"),
+      "\(refused.stderr)")
+    #expect(directory.snapshot("app.db") == before, "nothing was imported")
+
+    // With its schema version the line is imported; a key of one schema version needs none.
+    let given = try directory.write(
+      #"{"key":"plain","value":2}"# + "\n" + #"{"key":"label","value":"x","schemaVersion":1}"# + "\n",
+      to: "given.jsonl")
+    #expect(runInProcess(["import", path, given]).status == 0)
+    let latest = try #require(try runInProcess(["get", path, "label", "--json"]).json() as? [String: Any])
+    #expect(latest["schemaVersion"] as? Int == 1)
+  }
+
   /// Without `--schema-version`, a key whose versions all have one schema version records it (1 for a
   /// new key); when other versions of the store have a higher one, the JSON may have a newer shape than
   /// the one recorded: it is written, with a warning on standard error that names what was recorded and
