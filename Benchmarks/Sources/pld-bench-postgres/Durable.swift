@@ -42,8 +42,25 @@ enum DurableBenchmark {
     var rates: [Contender: [Double]] = [:]
     var storeRatios: [Double] = []
     var notifyRatios: [Double] = []
+    /// Over the measured rounds: writes, and CPU seconds of the writing processes and of the server.
+    var writes: [Contender: Double] = [:]
+    var clientCPU: [Contender: Double] = [:]
+    var serverCPU: [Contender: Double] = [:]
 
     func rate(_ contender: Contender) -> Double { median(rates[contender] ?? []) }
+
+    /// CPU µs per write of the writing processes and of the server.
+    func cpuPerWrite(_ contender: Contender) -> (client: Double, server: Double) {
+      let writes = max(1, self.writes[contender] ?? 0)
+      return ((clientCPU[contender] ?? 0) / writes * 1e6, (serverCPU[contender] ?? 0) / writes * 1e6)
+    }
+  }
+
+  /// One contender's run: writes per second, writes, and the CPU seconds its writing processes used.
+  struct Sample {
+    let rate: Double
+    let writes: Double
+    let clientCPU: Double
   }
 
   static func run(server: PostgresTestServer, quick: Bool, jsonPath: String?) async throws {
@@ -65,6 +82,11 @@ enum DurableBenchmark {
           [
             name: row.count, "store": row.rate(.store), "raw": row.rate(.raw), "rawNotify": row.rate(.notify),
             "storeOverRaw": median(row.storeRatios), "rawNotifyOverRaw": median(row.notifyRatios),
+            "cpuMicrosecondsPerWrite": Dictionary(
+              uniqueKeysWithValues: Contender.allCases.map { contender in
+                let cpu = row.cpuPerWrite(contender)
+                return (contender.rawValue, ["client": cpu.client, "server": cpu.server])
+              }),
           ]
         }
       }
@@ -120,17 +142,23 @@ enum DurableBenchmark {
 
   // MARK: Comparing
 
-  /// Measures each contender `rounds` times, alternating; `measure` returns writes per second.
+  /// Measures each contender `rounds` times, alternating, and the server's CPU meanwhile.
   private static func compare(
-    label: String, count: Int, settings: Settings,
-    _ measure: (Contender, Double) async throws -> Double
+    label: String, count: Int, settings: Settings, server: PostgresTestServer,
+    _ measure: (Contender, Double) async throws -> Sample
   ) async throws -> Row {
     for contender in Contender.allCases { _ = try await measure(contender, settings.warmUp) }
     var row = Row(label: label, count: count)
+    let serverCPU = { server.dataDirectory.flatMap { serverCPUSeconds(dataDirectory: $0) } ?? 0 }
     for round in 0..<settings.rounds {
       var rates: [Contender: Double] = [:]
       for contender in Contender.order(round: round) {
-        rates[contender] = try await measure(contender, settings.seconds)
+        let before = serverCPU()
+        let sample = try await measure(contender, settings.seconds)
+        row.serverCPU[contender, default: 0] += serverCPU() - before
+        row.clientCPU[contender, default: 0] += sample.clientCPU
+        row.writes[contender, default: 0] += sample.writes
+        rates[contender] = sample.rate
       }
       for (contender, rate) in rates { row.rates[contender, default: []].append(rate) }
       let raw = rates[.raw] ?? 0
@@ -154,6 +182,17 @@ enum DurableBenchmark {
       print(
         "| \(row.label) | \(number(row.rate(.store))) | \(number(row.rate(.raw))) | \(number(row.rate(.notify))) "
           + "| \(ratio(median(row.storeRatios))) | \(ratio(median(row.notifyRatios))) |")
+    }
+    print("")
+    print("CPU µs per write (writing processes / server; over the measured rounds):\n")
+    print("| \(first) | SharedLiveData.set | raw, no NOTIFY | raw + NOTIFY in the statement |")
+    print("|---|---|---|---|")
+    for row in rows {
+      let cells = Contender.allCases.map { contender in
+        let cpu = row.cpuPerWrite(contender)
+        return "\(number(cpu.client)) / \(number(cpu.server))"
+      }
+      print("| \(row.label) | \(cells.joined(separator: " | ")) |")
     }
     print("")
     for note in notes { print(note) }
@@ -183,8 +222,9 @@ enum DurableBenchmark {
       let rawByTask = (0..<writers).map { task in
         stride(from: task, to: rawKeys.count, by: writers).map { rawKeys[$0] }
       }
-      let row = try await compare(label: "\(writers)", count: writers, settings: settings) {
+      let row = try await compare(label: "\(writers)", count: writers, settings: settings, server: server) {
         contender, seconds in
+        let cpu = processCPUSeconds()
         let (writes, elapsed) = try await measureWrites(seconds: seconds, tasks: writers) { task, iteration in
           switch contender {
           case .store:
@@ -196,7 +236,8 @@ enum DurableBenchmark {
               keys[iteration % keys.count], payload: String(iteration), notify: contender == .notify)
           }
         }
-        return Double(writes) / elapsed
+        return Sample(
+          rate: Double(writes) / elapsed, writes: Double(writes), clientCPU: processCPUSeconds() - cpu)
       }
       rows.append(row)
       progress("writers \(writers): done")
@@ -242,19 +283,25 @@ enum DurableBenchmark {
         let line = try child.readLine()
         guard line == "ready" else { throw BenchError("a replica process said \(line)") }
       }
-      let row = try await compare(label: "\(replicas) × \(tasks)", count: replicas, settings: settings) {
-        contender, seconds in
+      let row = try await compare(
+        label: "\(replicas) × \(tasks)", count: replicas, settings: settings, server: server
+      ) { contender, seconds in
         for child in children { try child.send("\(contender.rawValue) \(seconds)") }
         var rate = 0.0
+        var total = 0.0
+        var cpu = 0.0
         for child in children {
           let parts = try child.readLine().split(separator: " ")
-          guard parts.count == 2, let writes = Double(parts[0]), let elapsed = Double(parts[1]), elapsed > 0
+          guard parts.count == 3, let writes = Double(parts[0]), let elapsed = Double(parts[1]), elapsed > 0,
+            let used = Double(parts[2])
           else {
             throw BenchError("a replica process answered \(parts)")
           }
           rate += writes / elapsed
+          total += writes
+          cpu += used
         }
-        return rate
+        return Sample(rate: rate, writes: total, clientCPU: cpu)
       }
       rows.append(row)
       progress("replicas \(replicas): done")

@@ -7,7 +7,7 @@ import PostgresNIO
 /// TASKS KEYS`. One replica process: a running store on its own client (its listener and periodic
 /// catch-up included) holding its tasks' keys live, and a raw postgres-nio client beside it. It prints
 /// `ready`, then runs each `CONTENDER SECONDS` line it reads (`TASKS` tasks, each writing its own `KEYS`
-/// keys in turn) and prints `WRITES SECONDS`; it ends when its input does.
+/// keys in turn) and prints `WRITES SECONDS CPU-SECONDS`; it ends at any other line or at the end of its input.
 enum ReplicaChild {
   /// Runs on the main actor, which waits for each line of input (blocking) while the writes run elsewhere.
   @MainActor
@@ -37,6 +37,7 @@ enum ReplicaChild {
       guard parts.count == 2, let contender = Contender(rawValue: String(parts[0])),
         let seconds = Double(parts[1])
       else { break }
+      let cpu = processCPUSeconds()
       let (writes, elapsed) = try await measureWrites(seconds: seconds, tasks: tasks) { task, iteration in
         switch contender {
         case .store:
@@ -48,7 +49,8 @@ enum ReplicaChild {
             keys[iteration % keys.count], payload: String(iteration), notify: contender == .notify)
         }
       }
-      try FileHandle.standardOutput.write(contentsOf: Data("\(writes) \(elapsed)\n".utf8))
+      try FileHandle.standardOutput.write(
+        contentsOf: Data("\(writes) \(elapsed) \(processCPUSeconds() - cpu)\n".utf8))
     }
     await replica.stop()
     await raw.stop()

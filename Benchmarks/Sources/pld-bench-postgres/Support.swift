@@ -192,7 +192,7 @@ func serverCPUSeconds(dataDirectory: String) -> Double? {
 }
 
 /// A copy of this program running as a replica (`--replica-child`), driven line by line: it prints
-/// `ready`, then for each `CONTENDER SECONDS` it is sent, `WRITES SECONDS`; any other line ends it.
+/// `ready`, then for each `CONTENDER SECONDS` it is sent, `WRITES SECONDS CPU-SECONDS`; any other line ends it.
 final class ChildProcess {
   private let process = Process()
   private let input = Pipe()
