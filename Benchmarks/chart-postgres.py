@@ -39,7 +39,7 @@ def panel(axis, rows, key, label, tasks=None):
             f"{row['storeOverRaw']:.2f}×",
             (row[key], row["store"]),
             textcoords="offset points",
-            xytext=(0, 8),
+            xytext=(0, -15),
             ha="center",
             fontsize=8,
             color="tab:blue",
