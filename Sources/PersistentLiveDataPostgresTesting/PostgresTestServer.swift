@@ -7,8 +7,9 @@ import Glibc
 
 /// A throwaway PostgreSQL server for tests, started from the local installation — no Docker.
 ///
-/// ``start()`` runs `initdb` on a fresh temporary directory and starts the server on a Unix socket in
-/// it (no TCP port, `fsync` off for speed); ``stop()`` (or the end of the process) removes it all. When
+/// ``start(durable:root:)`` runs `initdb` on a fresh temporary directory and starts the server on a Unix
+/// socket in it (no TCP port, `fsync` off for speed unless `durable`); ``stop()`` (or the end of the
+/// process) removes it all. When
 /// the process runs as root, the server runs as the `postgres` user, which PostgreSQL requires. When
 /// `PLD_POSTGRES_URL` is set (`postgres://user:password@host:port/database`), ``shared`` uses that
 /// server instead and never restarts it.
@@ -37,6 +38,9 @@ public final class PostgresTestServer: Sendable {
   public let dataDirectory: String?
   /// Whether this process started the server (and so may restart, stop and remove it).
   public var isOwned: Bool { dataDirectory != nil }
+  /// Whether the server was started durable (`fsync`, `synchronous_commit` and `full_page_writes` on);
+  /// false for a server given by `PLD_POSTGRES_URL`, whose settings are its own.
+  public let isDurable: Bool
 
   private let binaries: String?
   private let root: String?
@@ -45,8 +49,9 @@ public final class PostgresTestServer: Sendable {
 
   private init(
     endpoint: Endpoint, username: String, password: String?, dataDirectory: String?, binaries: String?,
-    root: String?, maintenanceDatabase: String
+    root: String?, maintenanceDatabase: String, isDurable: Bool = false
   ) {
+    self.isDurable = isDurable
     self.endpoint = endpoint
     self.username = username
     self.password = password
@@ -120,17 +125,28 @@ public final class PostgresTestServer: Sendable {
   /// Starts a new server in a new temporary directory; it is removed by ``stop()`` or when the process
   /// exits.
   ///
+  /// By default the server runs with `fsync` and `full_page_writes` off: fast, and nothing a test checks
+  /// needs a commit to survive a crash of the machine. A `durable` server keeps PostgreSQL's defaults
+  /// (`fsync`, `synchronous_commit` and `full_page_writes` on), so that every commit waits for its WAL
+  /// flush as in production: what a benchmark of concurrent writers needs. Give it a `root` on the disk
+  /// to measure (a tmpfs makes a flush free).
+  ///
   /// ```swift
   /// let server = try PostgresTestServer.start()
   /// defer { server.stop() }
   /// try server.restart()
+  /// let durable = try PostgresTestServer.start(durable: true, root: "/var/tmp")
   /// ```
+  /// - Parameters:
+  ///   - durable: Whether commits are flushed to disk (fsync on) as in production.
+  ///   - root: The folder the server's temporary directory is made in; `/tmp` by default. Its path
+  ///     plus 30 characters must fit a Unix socket path (107 bytes).
   /// - Throws: ``PostgresTestServerError`` naming the step that failed and what it printed.
-  public static func start() throws -> PostgresTestServer {
+  public static func start(durable: Bool = false, root: String? = nil) throws -> PostgresTestServer {
     guard let binaries = installedBinaries() else {
       throw PostgresTestServerError.failed(step: "find PostgreSQL", output: unavailableReason ?? "")
     }
-    var template = Array("/tmp/pld-pg-XXXXXX".utf8CString)
+    var template = Array("\(root ?? "/tmp")/pld-pg-XXXXXX".utf8CString)
     guard let created = mkdtemp(&template) else {
       throw PostgresTestServerError.failed(step: "mkdtemp", output: String(cString: strerror(errno)))
     }
@@ -144,7 +160,7 @@ public final class PostgresTestServer: Sendable {
     }
     let server = PostgresTestServer(
       endpoint: .socket("\(root)/.s.PGSQL.5432"), username: "test", password: nil, dataDirectory: data,
-      binaries: binaries, root: root, maintenanceDatabase: "postgres")
+      binaries: binaries, root: root, maintenanceDatabase: "postgres", isDurable: durable)
     Self.running.withLock { $0.append(server) }
     try server.run(
       "\(binaries)/initdb",
@@ -239,7 +255,10 @@ public final class PostgresTestServer: Sendable {
   }
 
   private func serverOptions(_ root: String) -> String {
-    "-k \(root) -c listen_addresses='' -p 5432 -c fsync=off -c full_page_writes=off -c max_connections=400"
+    let durability =
+      isDurable
+      ? "-c fsync=on -c synchronous_commit=on -c full_page_writes=on" : "-c fsync=off -c full_page_writes=off"
+    return "-k \(root) -c listen_addresses='' -p 5432 \(durability) -c max_connections=400"
   }
 
   private func startServer() throws {

@@ -13,13 +13,38 @@ import PostgresNIO
 //
 // The server is a throwaway one started here (PostgreSQL installed), or PLD_POSTGRES_URL (no restart
 // then). `--quick` runs a few iterations only, to check that it works.
+//
+// `--durable` runs the scaling tables instead (Durable.swift) on a durable server it starts itself (fsync,
+// synchronous_commit and full_page_writes on) in a folder on the disk: PLD_BENCH_PG_ROOT, else /var/tmp.
+// `--json PATH` (with `--durable`) also writes its figures as JSON, for chart-postgres.py.
+// `--replica-child …` is internal: one replica process of the durable run's replica table.
 
-let quick = CommandLine.arguments.contains("--quick")
+let arguments = CommandLine.arguments
+if let at = arguments.firstIndex(of: "--replica-child") {
+  do {
+    try await ReplicaChild.run(Array(arguments[(at + 1)...]))
+    exit(0)
+  } catch {
+    FileHandle.standardError.write(Data("pld-bench-postgres --replica-child: \(error)\n".utf8))
+    exit(1)
+  }
+}
+
+let quick = arguments.contains("--quick")
+let durable = arguments.contains("--durable")
+let jsonPath = arguments.firstIndex(of: "--json").flatMap {
+  $0 + 1 < arguments.count ? arguments[$0 + 1] : nil
+}
 let server: PostgresTestServer
 do {
-  server =
-    ProcessInfo.processInfo.environment["PLD_POSTGRES_URL"] != nil
-    ? try PostgresTestServer.shared() : try PostgresTestServer.start()
+  if durable {
+    server = try PostgresTestServer.start(
+      durable: true, root: ProcessInfo.processInfo.environment["PLD_BENCH_PG_ROOT"] ?? "/var/tmp")
+  } else {
+    server =
+      ProcessInfo.processInfo.environment["PLD_POSTGRES_URL"] != nil
+      ? try PostgresTestServer.shared() : try PostgresTestServer.start()
+  }
 } catch {
   FileHandle.standardError.write(Data("pld-bench-postgres: \(error)\n".utf8))
   exit(1)
@@ -36,31 +61,6 @@ func summary(_ samples: [Duration]) -> (p50: Double, p99: Double, mean: Double) 
 }
 
 func format(_ value: Double) -> String { String(format: "%.3f", value) }
-
-/// A replica: its own client and store, both running.
-final class Replica: Sendable {
-  let client: PostgresClient
-  let store: PostgresStore
-  let task: Task<Void, Never>
-
-  init(_ configuration: PostgresClient.Configuration) {
-    let client = PostgresClient(configuration: configuration)
-    let store = PostgresStore(client: client)
-    self.client = client
-    self.store = store
-    task = Task {
-      await withTaskGroup(of: Void.self) { group in
-        group.addTask { await client.run() }
-        group.addTask { try? await store.run() }
-      }
-    }
-  }
-
-  func stop() async {
-    task.cancel()
-    await task.value
-  }
-}
 
 @MainActor
 func run() async throws {
@@ -191,7 +191,11 @@ func rawSet(client: PostgresClient, key: String, payload: String) async throws -
 }
 
 do {
-  try await run()
+  if durable {
+    try await DurableBenchmark.run(server: server, quick: quick, jsonPath: jsonPath)
+  } else {
+    try await run()
+  }
 } catch {
   FileHandle.standardError.write(Data("pld-bench-postgres: \(error)\n".utf8))
   server.stop()
