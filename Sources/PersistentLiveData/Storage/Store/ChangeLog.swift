@@ -52,10 +52,11 @@ enum ChangeLog {
   static func register(
     connection: SQLiteConnection, isProcessAlive: (Int64) -> Bool
   ) throws -> (id: Int64, position: Int64) {
-    let synchronous = try connection.scalarInt64("PRAGMA synchronous") ?? 2
-    _ = try connection.setPragma("synchronous", 0)
-    defer { _ = try? connection.setPragma("synchronous", synchronous) }
-    let id = Int64.random(in: (1 << 48)...Int64.max)
+    let restore = try bookkeeping(connection)
+    defer { restore() }
+    // Always a 9-byte varint: every registration's row has one size, so that with secure_delete its
+    // removal leaves the page as the last one did (opening and closing a store leaves the file's bytes).
+    let id = Int64.random(in: (1 << 56)...Int64.max)
     let position = try connection.inTransaction(.immediate) { () throws -> Int64 in
       var gone: [Int64] = []
       let list = try connection.cachedStatement(readers)
@@ -79,10 +80,23 @@ enum ChangeLog {
 
   /// Deletes the registration `id` (a store closing), without waiting for the disk.
   static func unregister(_ id: Int64, connection: SQLiteConnection) throws {
-    let synchronous = try connection.scalarInt64("PRAGMA synchronous") ?? 2
-    _ = try connection.setPragma("synchronous", 0)
-    defer { _ = try? connection.setPragma("synchronous", synchronous) }
+    let restore = try bookkeeping(connection)
+    defer { restore() }
     try delete(reader: id, connection: connection)
+  }
+
+  /// Sets the connection up for a registration's transaction and returns what restores it: no wait for
+  /// the disk (`synchronous = OFF`), and deleted rows overwritten with zeros (`secure_delete = ON`), so
+  /// that a registration and its removal leave no trace in the file.
+  private static func bookkeeping(_ connection: SQLiteConnection) throws -> () -> Void {
+    let synchronous = try connection.scalarInt64("PRAGMA synchronous") ?? 2
+    let secureDelete = try connection.scalarInt64("PRAGMA secure_delete") ?? 0
+    _ = try connection.setPragma("synchronous", 0)
+    _ = try connection.setPragma("secure_delete", 1)
+    return {
+      _ = try? connection.setPragma("synchronous", synchronous)
+      _ = try? connection.setPragma("secure_delete", secureDelete)
+    }
   }
 
   private static func delete(reader id: Int64, connection: SQLiteConnection) throws {
