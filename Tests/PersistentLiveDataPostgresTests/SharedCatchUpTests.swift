@@ -47,7 +47,10 @@ struct SharedCatchUpTests {
     try fixture.psql(Self.writeWithoutNotifying("key-137", 4_243))
     #expect(await eventually { live[137].value == 4_243 })
     #expect(live[137].version == 2)
-    #expect(await eventually { observed.all == [4_242, 4_243] }, "each version once: \(observed.all)")
+    // Observers get the latest value, at most once each and in order; a delivery still waiting for the
+    // main actor when the next version arrives is coalesced into it (seen under ThreadSanitizer).
+    #expect(await eventually { observed.all.last == 4_243 }, "\(observed.all)")
+    #expect(observed.all == [4_242, 4_243] || observed.all == [4_243], "each version once: \(observed.all)")
     #expect(live.enumerated().allSatisfy { $0.offset == 137 || $0.element.version == 0 })
     observer.cancel()
     await b.shutDown()
