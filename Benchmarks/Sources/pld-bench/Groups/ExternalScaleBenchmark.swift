@@ -1,12 +1,6 @@
 import Foundation
 import PersistentLiveData
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Issue "costs that follow what changed": what another process's commit costs this process, by how many
 /// live keys it holds. The process holds N live keys (10 … 100,000) and observes one; a child
 /// (`pld-bench --external-writer`, as in ``ExternalBenchmark``) sets the observed key 70–100 ms apart.
@@ -69,7 +63,7 @@ struct ExternalScaleBenchmark {
     }
     defer { observer.cancel() }
 
-    let cpuBefore = Self.processCPUNanoseconds()
+    let cpuBefore = cpuSeconds()
     let writer = Process()
     writer.executableURL = URL(fileURLWithPath: Self.executable)
     writer.arguments = ["--external-writer", path, "\(writes)", "\(liveKeys)"]
@@ -82,7 +76,7 @@ struct ExternalScaleBenchmark {
     while stamp.version < writes || sink.lastStamp != stamp.value, MonotonicClock.now() < deadline {
       try await Task.sleep(for: .milliseconds(1))
     }
-    let cpu = Double(Self.processCPUNanoseconds() - cpuBefore)
+    let cpu = (cpuSeconds() - cpuBefore) * 1e9
     try BenchmarkError.expect(
       stamp.version == writes && sink.lastStamp == stamp.value,
       "\(liveKeys) live keys: the last external write was not delivered (version \(stamp.version))")
@@ -90,20 +84,6 @@ struct ExternalScaleBenchmark {
     try store.close()
     scratch.remove(database: path)
     return (cpu, sink.latencies)
-  }
-
-  /// User + system CPU time of this process, all threads, in nanoseconds.
-  private static func processCPUNanoseconds() -> UInt64 {
-    var usage = rusage()
-    #if canImport(Glibc)
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    #else
-    getrusage(RUSAGE_SELF, &usage)
-    #endif
-    let micros =
-      (Int64(usage.ru_utime.tv_sec) + Int64(usage.ru_stime.tv_sec)) * 1_000_000
-      + Int64(usage.ru_utime.tv_usec) + Int64(usage.ru_stime.tv_usec)
-    return UInt64(max(0, micros)) * 1_000
   }
 
   private static var executable: String {
