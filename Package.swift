@@ -29,6 +29,10 @@ let package = Package(
     .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     .package(url: "https://github.com/apple/swift-crypto", "3.9.0"..<"6.0.0"),
+    // The HTTP server of `pld-tool serve` only: no library product depends on it.
+    .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1", traits: []),
+    .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
+    .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
   ],
   targets: [
     // The system libsqlite3. The folder is Sources/CSQLite; the module gets a name no other package uses.
@@ -83,6 +87,13 @@ let package = Package(
       dependencies: [
         "PersistentLiveData",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "Logging", package: "swift-log"),
+        // `pld-tool serve --postgres`; left out with PLD_WITHOUT_POSTGRES=1 (see the end of this file).
+        "PersistentLiveDataPostgres",
+        .product(name: "PostgresNIO", package: "postgres-nio"),
       ],
       swiftSettings: swiftSettings
     ),
@@ -195,6 +206,11 @@ if Context.environment["PLD_WITHOUT_POSTGRES"] == "1" {
   ]
   package.products.removeAll { postgresTargets.contains($0.name) }
   package.targets.removeAll { postgresTargets.contains($0.name) }
+  for target in package.targets where target.name == "pld-tool" {
+    target.dependencies.removeAll { dependency in
+      ["PersistentLiveDataPostgres", "PostgresNIO"].contains { "\(dependency)".contains($0) }
+    }
+  }
   package.dependencies.removeAll { dependency in
     ["postgres-nio", "swift-service-lifecycle", "swift-crypto"].contains { "\(dependency.kind)".contains($0) }
   }

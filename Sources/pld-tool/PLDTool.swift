@@ -32,7 +32,7 @@ struct PLDTool: ParsableCommand {
       """,
     subcommands: [
       Inspect.self, Keys.self, Get.self, History.self, Diff.self, Set.self, Rollback.self, Prune.self,
-      Export.self, Import.self, Verify.self, Watch.self, Backup.self, Delete.self,
+      Export.self, Import.self, Verify.self, Watch.self, Backup.self, Delete.self, Serve.self,
     ]
   )
 

@@ -44,15 +44,7 @@ extension PLDTool {
         console.writeLine("no differences")
         return
       }
-      for change in changes {
-        let path = TerminalText.escaped(change.path)
-        switch change.kind {
-        case .added: console.writeLine("+ \(path): \(change.new?.compact ?? "")")
-        case .removed: console.writeLine("- \(path): \(change.old?.compact ?? "")")
-        case .changed:
-          console.writeLine("~ \(path): \(change.old?.compact ?? "") → \(change.new?.compact ?? "")")
-        }
-      }
+      for change in changes { console.writeLine(Self.line(change)) }
       console.writeLine(HumanFormat.count(changes.count, "change"))
     }
 
@@ -64,6 +56,17 @@ extension PLDTool {
         throw InspectionError.invalidPayload(path: options.database, key: key, version: version)
       }
       return value
+    }
+
+    /// The line printed for one change: `+ PATH: NEW`, `- PATH: OLD` or `~ PATH: OLD → NEW` (the path's
+    /// control characters escaped).
+    static func line(_ change: JSONDiff.Change) -> String {
+      let path = TerminalText.escaped(change.path)
+      switch change.kind {
+      case .added: return "+ \(path): \(change.new?.compact ?? "")"
+      case .removed: return "- \(path): \(change.old?.compact ?? "")"
+      case .changed: return "~ \(path): \(change.old?.compact ?? "") → \(change.new?.compact ?? "")"
+      }
     }
 
     static func json(_ change: JSONDiff.Change) -> JSONValue {

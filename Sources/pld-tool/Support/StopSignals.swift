@@ -17,8 +17,9 @@ final class StopSignals {
   private var sources: [any DispatchSourceSignal] = []
   private static let signals: [Int32] = [SIGINT, SIGTERM]
 
-  /// Installs the handlers (for a console that writes to the real standard streams only).
-  init(console: Console) {
+  /// Installs the handlers (for a console that writes to the real standard streams only); `onStop` is
+  /// called as well on each signal (`serve` ends its server with it).
+  init(console: Console, onStop: @escaping @Sendable () -> Void = {}) {
     guard console.handlesSignals else { return }
     // A parent may have started us with the signals blocked; the handlers must receive them.
     var unblocked = sigset_t()
@@ -28,7 +29,10 @@ final class StopSignals {
     for number in Self.signals {
       signal(number, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-      source.setEventHandler { console.requestStop() }
+      source.setEventHandler {
+        console.requestStop()
+        onStop()
+      }
       source.resume()
       sources.append(source)
     }

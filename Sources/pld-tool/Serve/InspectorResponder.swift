@@ -1,0 +1,163 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// Answers every request of `pld-tool serve`: the checks first (`Host`: 421, token: 401, a write
+/// without `--allow-writes`: 403), then the page and the JSON API.
+///
+/// | request | answer |
+/// |---|---|
+/// | `GET /` | the page |
+/// | `GET /api/keys` | every key's summary, with the id of the newest event it includes (`PLD-Event-Id`) |
+/// | `GET /api/keys/KEY/history?limit=N` | the key's newest N versions (KEY percent-encoded) |
+/// | `GET /api/events` | Server-Sent Events (``ServerSentEvents``) |
+/// | `POST /api/keys/KEY/rollback` `{"version": N}` | with `--allow-writes` only: a rollback |
+struct InspectorResponder: HTTPResponder {
+  typealias Context = BasicRequestContext
+
+  let security: InspectorSecurity
+  let source: any InspectorSource
+  let feed: VersionFeed
+  let allowWrites: Bool
+
+  /// The most versions one history request returns.
+  static let maximumLimit = 10_000
+
+  func respond(to request: Request, context: Context) async throws -> Response {
+    guard security.isAllowedHost(request.head.authority) else {
+      return Self.text(.init(code: 421, reasonPhrase: "Misdirected Request"), "Misdirected Request\n")
+    }
+    let (path, query) = Self.split(request.head.path ?? "/")
+    let queryToken = query["token"]
+    let presented = security.isToken(queryToken)
+    guard presented || security.isToken(security.cookieToken(request.headers[.cookie])) else {
+      return Self.text(.unauthorized, "Unauthorized\n")
+    }
+    var response = await route(request, path: path, query: query)
+    if presented { response.headers[.setCookie] = security.setCookie }
+    return response
+  }
+
+  private func route(_ request: Request, path: [Substring], query: [String: String]) async -> Response {
+    let isRead = request.method == .get || request.method == .head
+    do {
+      switch (isRead, path.count, path.first, path.dropFirst().first) {
+      case (true, 0, _, _):
+        return Self.page(allowsWrites: allowWrites)
+      case (true, 2, "api", "keys"):
+        let (keys, lastID) = feed.snapshot()
+        var response = Self.json(.array(keys.map(\.json)))
+        if let name = HTTPField.Name("PLD-Event-Id") { response.headers[name] = "\(lastID)" }
+        return response
+      case (true, 2, "api", "events"):
+        let lastID = HTTPField.Name("Last-Event-ID").flatMap { request.headers[$0] }.flatMap { Int64($0) }
+        return ServerSentEvents.response(feed: feed, after: lastID ?? query["after"].flatMap { Int64($0) })
+      case (true, 4, "api", "keys") where path[3] == "history":
+        let key = try Self.key(path[2])
+        let limit = min(max(Int(query["limit"] ?? "") ?? 50, 1), Self.maximumLimit)
+        return Self.json(try await source.historyJSON(key: key, limit: limit))
+      case (false, 4, "api", "keys") where path[3] == "rollback" && request.method == .post:
+        guard allowWrites, security.isAllowedOrigin(request.headers[.origin]) else { return Self.forbidden() }
+        return try await rollback(request, key: try Self.key(path[2]))
+      case (false, _, _, _):
+        return Self.forbidden()
+      default:
+        return Self.failure(InspectorFailure(status: 404, message: "Not found."))
+      }
+    } catch let failure as InspectorFailure {
+      return Self.failure(failure)
+    } catch {
+      return Self.failure(InspectorFailure(status: 500, message: "\(error)"))
+    }
+  }
+
+  private func rollback(_ request: Request, key: String) async throws -> Response {
+    let body = try await request.body.collect(upTo: 4_096)
+    let text = String(buffer: body)
+    guard case .object(let members)? = try? JSONParser.parse(text),
+      let number = members.first(where: { $0.key == "version" }), case .number(let digits) = number.value,
+      let version = Int64(digits), version >= 1
+    else {
+      throw InspectorFailure(status: 400, message: #"Expected {"version": N} with N at least 1."#)
+    }
+    let written = try await source.rollback(key: key, to: version)
+    return Self.json(
+      .object([
+        .init("key", .string(key)), .init("version", .integer(written)),
+        .init("restoredVersion", .integer(version)),
+      ]))
+  }
+
+  // MARK: - Requests
+
+  /// The path's segments (still percent-encoded) and the query's parameters (decoded).
+  static func split(_ target: String) -> ([Substring], [String: String]) {
+    let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+    let segments = parts[0].split(separator: "/", omittingEmptySubsequences: true)
+    var query: [String: String] = [:]
+    if parts.count > 1 {
+      for pair in parts[1].split(separator: "&") {
+        let nameAndValue = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        let decode = { (text: Substring) in
+          text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text)
+        }
+        let name = decode(nameAndValue[0])
+        if query[name] == nil { query[name] = nameAndValue.count > 1 ? decode(nameAndValue[1]) : "" }
+      }
+    }
+    return (segments, query)
+  }
+
+  /// A percent-encoded key of a path.
+  static func key(_ segment: Substring) throws -> String {
+    guard let key = String(segment).removingPercentEncoding else {
+      throw InspectorFailure(status: 400, message: "The key is not percent-encoded UTF-8.")
+    }
+    return key
+  }
+
+  // MARK: - Answers
+
+  static func page(allowsWrites: Bool) -> Response {
+    let nonce = InspectorSecurity.randomToken().prefix(32)
+    var response = body(
+      InspectorPage.html(nonce: String(nonce), allowsWrites: allowsWrites), type: "text/html; charset=utf-8")
+    response.headers[.contentSecurityPolicy] = InspectorSecurity.pagePolicy(nonce: String(nonce))
+    return response
+  }
+
+  static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
+    body(value.compact, type: "application/json; charset=utf-8", status: status)
+  }
+
+  static func text(_ status: HTTPResponse.Status, _ text: String) -> Response {
+    body(text, type: "text/plain; charset=utf-8", status: status)
+  }
+
+  static func forbidden() -> Response {
+    failure(
+      InspectorFailure(
+        status: 403,
+        message: "Forbidden: this inspector is read-only (start it with --allow-writes to allow rollbacks)."))
+  }
+
+  static func failure(_ failure: InspectorFailure) -> Response {
+    json(.object([.init("error", .string(failure.message))]), status: .init(code: failure.status))
+  }
+
+  static func body(_ text: String, type: String, status: HTTPResponse.Status = .ok) -> Response {
+    var headers = commonHeaders()
+    headers[.contentType] = type
+    return Response(
+      status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+  }
+
+  static func commonHeaders() -> HTTPFields {
+    var headers = HTTPFields()
+    for (name, value) in InspectorSecurity.commonHeaders {
+      if let name = HTTPField.Name(name) { headers[name] = value }
+    }
+    return headers
+  }
+}

@@ -1,0 +1,40 @@
+/// Where `pld-tool serve` reads a store: an SQLite file or a shared store on PostgreSQL.
+///
+/// ```swift
+/// let source: any InspectorSource = try SQLiteInspectorSource(path: "app.db", allowWrites: false)
+/// let feed = VersionFeed(keys: try await source.summaries())
+/// try await source.watch(publishingTo: feed)  // until cancelled
+/// ```
+protocol InspectorSource: Sendable {
+  /// Every key's summary, read from the store.
+  func summaries() async throws -> [KeySummary]
+
+  /// The newest `limit` versions of `key`, newest first, and the version stored before the oldest of
+  /// them (for its diff) when there is one.
+  ///
+  /// - Throws: ``InspectorFailure`` (404) for a key that is not stored.
+  func history(key: String, limit: Int) async throws -> (versions: [VersionEntry], before: VersionEntry?)
+
+  /// Writes a new version of `key` with the content of `version`, attributed to `pld-tool serve`, and
+  /// returns the new version's number.
+  func rollback(key: String, to version: Int64) async throws -> Int64
+
+  /// Publishes every version any process commits to `feed`, until the task is cancelled.
+  func watch(publishingTo feed: VersionFeed) async throws
+
+  /// Closes the store.
+  func close() async
+}
+
+extension InspectorSource {
+  /// The history's JSON: the versions newest first, each with its diff to the version before.
+  func historyJSON(key: String, limit: Int) async throws -> JSONValue {
+    let (versions, before) = try await history(key: key, limit: limit)
+    var elements: [JSONValue] = []
+    for (index, entry) in versions.enumerated() {
+      let previous = index + 1 < versions.count ? versions[index + 1] : before
+      elements.append(entry.json(previous: previous))
+    }
+    return .array(elements)
+  }
+}

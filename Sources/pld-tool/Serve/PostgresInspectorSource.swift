@@ -1,0 +1,140 @@
+#if canImport(PersistentLiveDataPostgres)
+import Foundation
+import PersistentLiveData
+import PersistentLiveDataPostgres
+import PostgresNIO
+import Synchronization
+
+/// A shared store on PostgreSQL as the inspector sees it, through the library: every key's
+/// `SharedLiveData` (values read as ``AnyJSON``), live through the store's LISTEN/NOTIFY and catch-up
+/// (`changes(since:)`, every version once, in order), new keys found by asking for the keys every
+/// ``keyInterval``. Reads write nothing; rollbacks (with `--allow-writes`) go through
+/// `SharedLiveData.rollback(to:)`.
+///
+/// ```swift
+/// let source = try PostgresInspectorSource(url: "postgres://app@db.local/app", allowWrites: false)
+/// ```
+final class PostgresInspectorSource: InspectorSource {
+  /// How often the keys are listed, to find keys that other replicas created.
+  static let keyInterval: Duration = .seconds(1)
+
+  private let client: PostgresClient
+  private let store: PostgresStore
+  private let services: Task<Void, Never>
+  private let live = Mutex<[String: SharedLiveData<AnyJSON>]>([:])
+
+  /// Connects to the server `url` names (nothing is sent before the first read).
+  ///
+  /// - Throws: ``CommandError`` for a URL that is not `postgres://…`.
+  init(url: String, allowWrites: Bool) throws {
+    client = PostgresClient(configuration: try Self.configuration(url))
+    store = PostgresStore(client: client)
+    services = Task { [client, store] in
+      await withDiscardingTaskGroup { group in
+        group.addTask { await client.run() }
+        group.addTask { try? await store.run() }
+      }
+    }
+  }
+
+  /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`, or `?host=FOLDER[&port=PORT]` for the Unix socket
+  /// `FOLDER/.s.PGSQL.PORT`; no TLS.
+  static func configuration(_ text: String) throws -> PostgresClient.Configuration {
+    guard let url = URLComponents(string: text), url.scheme == "postgres" || url.scheme == "postgresql",
+      let user = url.user, !user.isEmpty
+    else {
+      throw CommandError(
+        "--postgres takes postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE or postgres://USER@/DATABASE?host=SOCKET-FOLDER, got \(TerminalText.quoted(text))."
+      )
+    }
+    let database = url.path.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+    let items = url.queryItems ?? []
+    let socketFolder = items.first { $0.name == "host" }?.value
+    let port = url.port ?? items.first { $0.name == "port" }?.value.flatMap { Int($0) } ?? 5432
+    if let socketFolder, socketFolder.hasPrefix("/") {
+      return .init(
+        unixSocketPath: "\(socketFolder)/.s.PGSQL.\(port)", username: user, password: url.password,
+        database: database.isEmpty ? nil : database)
+    }
+    return .init(
+      host: url.host ?? "localhost", port: port, username: user, password: url.password,
+      database: database.isEmpty ? nil : database, tls: .disable)
+  }
+
+  func summaries() async throws -> [KeySummary] {
+    var summaries: [KeySummary] = []
+    for key in try await store.keys() {
+      let data = try await liveData(key)
+      if let latest = try await data.history(limit: 1).first { summaries.append(Self.summary(key, latest)) }
+    }
+    return summaries
+  }
+
+  func history(key: String, limit: Int) async throws -> (versions: [VersionEntry], before: VersionEntry?) {
+    guard try await store.keys().contains(key) else {
+      throw InspectorFailure(status: 404, message: "No key \(key) is stored.")
+    }
+    let entries = try await liveData(key).history(limit: limit + 1).map { versioned in
+      VersionEntry(
+        key: key, version: versioned.version, writtenAtMilliseconds: Self.milliseconds(versioned.writtenAt),
+        value: versioned.value.json)
+    }
+    return (Array(entries.prefix(limit)), entries.count > limit ? entries[limit] : nil)
+  }
+
+  func rollback(key: String, to version: Int64) async throws -> Int64 {
+    let data = try await liveData(key)
+    guard try await data.value(at: version) != nil else {
+      throw InspectorFailure(status: 404, message: "Key \(key) has no version \(version).")
+    }
+    try await ServeAttribution.recording { try await data.rollback(to: version) }
+    return try await data.history(limit: 1).first?.version ?? 0
+  }
+
+  func watch(publishingTo feed: VersionFeed) async throws {
+    try await withThrowingDiscardingTaskGroup { group in
+      var watched: Set<String> = []
+      while !Task.isCancelled {
+        let known = feed.versions()
+        for key in try await store.keys() where !watched.contains(key) {
+          watched.insert(key)
+          let data = try await liveData(key)
+          group.addTask {
+            for try await versioned in data.changes(since: known[key] ?? 0) {
+              let summary = Self.summary(key, versioned)
+              feed.publish([
+                VersionEvent(
+                  key: key, version: versioned.version, writtenAtMilliseconds: summary.writtenAtMilliseconds,
+                  summary: summary)
+              ])
+            }
+          }
+        }
+        try await Task.sleep(for: Self.keyInterval)
+      }
+    }
+  }
+
+  func close() async {
+    services.cancel()
+    await services.value
+  }
+
+  private func liveData(_ key: String) async throws -> SharedLiveData<AnyJSON> {
+    if let data = live.withLock({ $0[key] }) { return data }
+    let data = try await store.liveData(key, default: AnyJSON(.null))
+    live.withLock { $0[key] = data }
+    return data
+  }
+
+  private static func summary(_ key: String, _ versioned: Versioned<AnyJSON>) -> KeySummary {
+    KeySummary(
+      key: key, version: versioned.version, writtenAtMilliseconds: milliseconds(versioned.writtenAt),
+      schemaVersion: nil, versions: nil, retention: .null, attribution: nil)
+  }
+
+  private static func milliseconds(_ date: Date) -> Int64 {
+    Int64((date.timeIntervalSince1970 * 1_000).rounded())
+  }
+}
+#endif

@@ -1,0 +1,163 @@
+import Foundation
+import PersistentLiveData
+import Synchronization
+
+/// An SQLite store as the inspector sees it: read through a read-only ``StoreInspector`` (the file
+/// stays byte-for-byte unchanged), live through inotify on the file's folder (``FolderWatcher``), and
+/// written — with `--allow-writes` only — through the library's own write path.
+///
+/// On every wake-up it compares `PRAGMA data_version` (which changes with every other connection's
+/// commit) and, when it moved, every key's latest version with the ones it knows, then reads the
+/// versions committed since: each one is published once, in order per key.
+///
+/// ```swift
+/// let source = try SQLiteInspectorSource(path: "app.db", allowWrites: false)
+/// let keys = try await source.summaries()
+/// ```
+final class SQLiteInspectorSource: InspectorSource {
+  private struct State {
+    var inspector: StoreInspector
+    var dataVersion: Int64 = -1
+    var known: [StoreKey: Int64] = [:]
+  }
+
+  let path: String
+  let allowWrites: Bool
+  /// Whether new versions can be seen: not for a file opened immutable (its folder is not writable).
+  let isLive: Bool
+  private let state: Mutex<State>
+
+  /// Opens `path` read-only.
+  ///
+  /// - Throws: What ``StoreAccess/inspector(_:salvaging:)`` throws for a missing, empty or foreign file.
+  init(path: String, allowWrites: Bool) throws {
+    self.path = path
+    self.allowWrites = allowWrites
+    let inspector = try StoreAccess.inspector(path)
+    isLive = inspector.accessMode != .immutable
+    state = Mutex(State(inspector: inspector))
+  }
+
+  func summaries() async throws -> [KeySummary] {
+    try state.withLock { state in
+      state.dataVersion = try state.inspector.dataVersion()
+      state.known = try state.inspector.latestVersions()
+      let retentions = try state.inspector.recordedRetentions()
+      return try state.inspector.keyStatistics().map { statistics in
+        try Self.summary(statistics, retention: retentions[statistics.key], inspector: state.inspector)
+      }
+    }
+  }
+
+  func history(key: String, limit: Int) async throws -> (versions: [VersionEntry], before: VersionEntry?) {
+    let rows: [StoredRow] = try state.withLock { state in
+      do {
+        return try state.inspector.rows(key: key, limit: limit + 1)
+      } catch let error as InspectionError {
+        throw InspectorFailure(status: 404, message: "\(error)")
+      }
+    }
+    guard !rows.isEmpty else { throw InspectorFailure(status: 404, message: "No key \(key) is stored.") }
+    let entries = rows.map(VersionEntry.init)
+    return (Array(entries.prefix(limit)), entries.count > limit ? entries[limit] : nil)
+  }
+
+  func rollback(key: String, to version: Int64) async throws -> Int64 {
+    try state.withLock { state in
+      do {
+        _ = try state.inspector.row(key: key, version: version)
+      } catch let error as InspectionError {
+        throw InspectorFailure(status: 404, message: "\(error)")
+      }
+    }
+    let store = try StoreAccess.store(path, ifMissing: .fail)
+    defer { try? store.close() }
+    return try ServeAttribution.recording { try store.rollbackJSON(key: key, to: version) }
+  }
+
+  func watch(publishingTo feed: VersionFeed) async throws {
+    guard isLive else { return }
+    let url = URL(fileURLWithPath: path)
+    let name = url.lastPathComponent
+    let wake = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    let watcher: FolderWatcher?
+    do {
+      watcher = try FolderWatcher(
+        folder: url.deletingLastPathComponent().path, names: [name, name + "-wal"]
+      ) { wake.continuation.yield() }
+    } catch {
+      // Where inotify is missing: look at PRAGMA data_version (a few microseconds) every 100 ms.
+      watcher = nil
+      Task {
+        while !Task.isCancelled {
+          try? await Task.sleep(for: .milliseconds(100))
+          wake.continuation.yield()
+        }
+      }
+    }
+    defer { watcher?.stop() }
+    // A commit between the summaries and the watch's start is found by this first scan.
+    wake.continuation.yield()
+    for await _ in wake.stream {
+      if Task.isCancelled { break }
+      do {
+        try scan(publishingTo: feed)
+      } catch {
+        // A writer recovering or resetting the WAL (busy): look again shortly.
+        Task {
+          try? await Task.sleep(for: .milliseconds(50))
+          wake.continuation.yield()
+        }
+      }
+    }
+  }
+
+  func close() async {
+    state.withLock { $0.inspector.close() }
+  }
+
+  /// Publishes the versions committed since the last scan, when `PRAGMA data_version` moved.
+  private func scan(publishingTo feed: VersionFeed) throws {
+    let (events, removed): ([VersionEvent], [String]) = try state.withLock { state in
+      let dataVersion = try state.inspector.dataVersion()
+      guard dataVersion != state.dataVersion else { return ([], []) }
+      let latest = try state.inspector.latestVersions()
+      var changed: [(StoreKey, Int64)] = []
+      for (key, version) in latest where state.known[key] != version { changed.append((key, version)) }
+      var events: [VersionEvent] = []
+      if !changed.isEmpty {
+        let retentions = try state.inspector.recordedRetentions()
+        for (key, version) in changed.sorted(by: { $0.0.text.utf8.lexicographicallyPrecedes($1.0.text.utf8) })
+        {
+          let rows = try state.inspector.rows(key: key.text, after: state.known[key] ?? 0)
+          let summary = try Self.summary(
+            state.inspector.keyStatistics(for: key.text), retention: retentions[key],
+            inspector: state.inspector)
+          for row in rows {
+            events.append(
+              VersionEvent(
+                key: row.key, version: row.version, writtenAtMilliseconds: row.writtenAtMilliseconds,
+                summary: row.version == version ? summary : nil))
+          }
+        }
+      }
+      let removed = state.known.keys.filter { latest[$0] == nil }.map(\.text)
+      state.known = latest
+      state.dataVersion = dataVersion
+      return (events, removed)
+    }
+    feed.publish(events, removed: removed)
+  }
+
+  private static func summary(
+    _ statistics: KeyStatistics, retention: HistoryRetention?, inspector: StoreInspector
+  ) throws -> KeySummary {
+    let attribution =
+      ServeAttribution.isRecorded
+      ? ServeAttribution.of(try inspector.latestRow(key: statistics.key)) : nil
+    return KeySummary(
+      key: statistics.key, version: statistics.currentVersion,
+      writtenAtMilliseconds: statistics.lastWrittenAtMilliseconds, schemaVersion: statistics.schemaVersion,
+      versions: statistics.versionCount, retention: RetentionText.json(retention), attribution: attribution)
+  }
+}

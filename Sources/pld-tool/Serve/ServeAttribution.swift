@@ -1,0 +1,40 @@
+import PersistentLiveData
+
+/// Every use of write attribution (who wrote a version, and why) by `pld-tool serve`, in one place.
+///
+/// The inspector shows each version's author and reason, and records its own rollbacks with the
+/// author ``author``. Until the store records attribution, ``of(_:)`` answers nil (the JSON then
+/// has `author` and `reason` null) and ``recording(_:)`` runs its body as it is.
+///
+/// ```swift
+/// let fields = ServeAttribution.of(row)  // nil: written without an attribution
+/// let version = try ServeAttribution.recording { try store.rollbackJSON(key: key, to: 3) }
+/// ```
+enum ServeAttribution {
+  /// The author of the versions the inspector writes.
+  static let author = "pld-tool serve"
+
+  /// Who wrote a version, and why; either may be nil.
+  struct Fields: Sendable, Equatable {
+    var author: String?
+    var reason: String?
+  }
+
+  /// Whether the store records attribution: the keys' list then reads each key's latest row for it.
+  static let isRecorded = false
+
+  /// The attribution recorded with a stored row, or nil when it was written without one.
+  static func of(_ row: StoredRow) -> Fields? {
+    nil
+  }
+
+  /// Runs `body` so that what it writes is recorded with the author ``author``.
+  static func recording<T>(_ body: () throws -> T) rethrows -> T {
+    try body()
+  }
+
+  /// Runs `body` so that what it writes is recorded with the author ``author``.
+  static func recording<T>(_ body: () async throws -> T) async rethrows -> T {
+    try await body()
+  }
+}
