@@ -409,12 +409,18 @@ enum InspectorPage {
         source.addEventListener("removed", (e) => { const key = JSON.parse(e.data).key; removeKey(key); refreshTimeline(key); });
       }
 
-      fetch("/api/keys", { cache: "no-store" }).then((r) => {
+      // The first screenful at once, then every key; events resume from the first answer's id.
+      const firstPage = 200;
+      fetch("/api/keys?limit=" + firstPage, { cache: "no-store" }).then((r) => {
         const after = r.headers.get("PLD-Event-Id") || "0";
-        return r.json().then((list) => {
-          renderAll(list);
+        return r.json().then((first) => {
+          renderAll(first);
           requestAnimationFrame(() => { window.pldFirstKeys = performance.now(); });
-          connect(after);
+          if (first.length < firstPage) return connect(after);
+          return fetch("/api/keys", { cache: "no-store" }).then((r) => r.json()).then((all) => {
+            renderAll(all);
+            connect(after);
+          });
         });
       }).catch(() => { statusLabel.textContent = "could not load the keys"; });
     })();

@@ -9,7 +9,7 @@ import NIOCore
 /// | request | answer |
 /// |---|---|
 /// | `GET /` | the page |
-/// | `GET /api/keys` | every key's summary, with the id of the newest event it includes (`PLD-Event-Id`) |
+/// | `GET /api/keys?limit=N` | every key's summary (or the first N), with the id of the newest event it includes (`PLD-Event-Id`) |
 /// | `GET /api/keys/KEY/history?limit=N` | the key's newest N versions (KEY percent-encoded) |
 /// | `GET /api/events` | Server-Sent Events (``ServerSentEvents``) |
 /// | `POST /api/keys/KEY/rollback` `{"version": N}` | with `--allow-writes` only: a rollback |
@@ -46,8 +46,9 @@ struct InspectorResponder: HTTPResponder {
       case (true, 0, _, _):
         return Self.page(allowsWrites: allowWrites)
       case (true, 2, "api", "keys"):
-        let (keys, lastID) = feed.snapshot()
-        var response = Self.json(.array(keys.map(\.json)))
+        let limit = query["limit"].flatMap { Int($0) }.map { max($0, 0) }
+        let (keys, lastID) = feed.snapshotJSON(limit: limit)
+        var response = Self.body(keys, type: "application/json; charset=utf-8")
         if let name = HTTPField.Name("PLD-Event-Id") { response.headers[name] = "\(lastID)" }
         return response
       case (true, 2, "api", "events"):

@@ -47,7 +47,7 @@ enum ServerSentEvents {
     case .removed(let id, let key):
       "id: \(id)\nevent: removed\ndata: \(JSONValue.object([.init("key", .string(key))]).compact)\n\n"
     case .snapshot(let id, let keys):
-      "id: \(id)\nevent: snapshot\ndata: \(JSONValue.array(keys.map(\.json)).compact)\n\n"
+      "id: \(id)\nevent: snapshot\ndata: \(keys)\n\n"
     case .ping:
       ": ping\n\n"
     }

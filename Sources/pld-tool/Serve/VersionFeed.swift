@@ -1,3 +1,4 @@
+import PersistentLiveData
 import Synchronization
 
 /// What the inspector knows of every key, and the versions committed since it started, for
@@ -20,8 +21,8 @@ final class VersionFeed: Sendable {
     case version(id: Int64, VersionEvent)
     /// A key that was removed, with its event id.
     case removed(id: Int64, key: String)
-    /// Every key's latest version, as of the event id.
-    case snapshot(id: Int64, [KeySummary])
+    /// Every key's latest version, as of the event id: the JSON array of their summaries.
+    case snapshot(id: Int64, String)
     /// Nothing new: keeps the connection alive.
     case ping
   }
@@ -29,8 +30,22 @@ final class VersionFeed: Sendable {
   /// How many of the newest events a reconnecting client can be given one by one.
   static let keptEvents = 20_000
 
+  /// A key's summary and its JSON text, made once per version.
+  private struct Entry {
+    var summary: KeySummary
+    var json: String
+
+    init(_ summary: KeySummary) {
+      self.summary = summary
+      json = summary.json.compact
+    }
+  }
+
   private struct State {
-    var keys: [String: KeySummary] = [:]
+    /// By the key's bytes (two spellings of "café" are two keys, as in the store).
+    var keys: [StoreKey: Entry] = [:]
+    /// The keys in byte order; nil when a key came or went since it was sorted.
+    var sorted: [StoreKey]?
     var lastID: Int64 = 0
     /// The newest events, oldest first.
     var events: [Item] = []
@@ -42,25 +57,31 @@ final class VersionFeed: Sendable {
 
   init(keys: [KeySummary]) {
     var initial = State()
-    for key in keys { initial.keys[key.key] = key }
+    for key in keys { initial.keys[StoreKey(key.key)] = Entry(key) }
+    _ = Self.json(&initial, limit: 0)  // sorts the keys once, before the first page asks
     state = Mutex(initial)
   }
 
-  /// Every key's summary, in byte order of the keys, and the id of the newest event they include.
-  func snapshot() -> (keys: [KeySummary], lastID: Int64) {
+  /// The JSON array of the summaries of the first `limit` keys (every key when nil), in byte order of
+  /// the keys, and the id of the newest event they include.
+  func snapshotJSON(limit: Int? = nil) -> (json: String, lastID: Int64) {
     state.withLock { state in
-      (Self.sorted(state.keys), state.lastID)
+      (Self.json(&state, limit: limit), state.lastID)
     }
   }
 
   /// The summary of one key, or nil when it is not known.
   func summary(of key: String) -> KeySummary? {
-    state.withLock { $0.keys[key] }
+    state.withLock { $0.keys[StoreKey(key)]?.summary }
   }
 
   /// The current version of every key.
   func versions() -> [String: Int64] {
-    state.withLock { state in state.keys.mapValues(\.version) }
+    state.withLock { state in
+      var versions: [String: Int64] = [:]
+      for (key, entry) in state.keys { versions[key.text] = entry.summary.version }
+      return versions
+    }
   }
 
   /// Records new versions (each event with its key's new summary, when it is the latest) and removed
@@ -70,11 +91,14 @@ final class VersionFeed: Sendable {
     state.withLock { state in
       var items: [Item] = []
       for event in events {
-        if let summary = event.summary { state.keys[event.key] = summary }
+        if let summary = event.summary {
+          if state.keys.updateValue(Entry(summary), forKey: StoreKey(event.key)) == nil { state.sorted = nil }
+        }
         state.lastID += 1
         items.append(.version(id: state.lastID, event))
       }
-      for key in removed where state.keys.removeValue(forKey: key) != nil {
+      for key in removed where state.keys.removeValue(forKey: StoreKey(key)) != nil {
+        state.sorted = nil
         state.lastID += 1
         items.append(.removed(id: state.lastID, key: key))
       }
@@ -105,7 +129,7 @@ final class VersionFeed: Sendable {
       if let lastID, lastID <= state.lastID, lastID >= oldestKept - 1 {
         for item in state.events where Self.id(item) > lastID { continuation.yield(item) }
       } else {
-        continuation.yield(.snapshot(id: state.lastID, Self.sorted(state.keys)))
+        continuation.yield(.snapshot(id: state.lastID, Self.json(&state, limit: nil)))
       }
       let number = state.nextSubscriber
       state.nextSubscriber += 1
@@ -134,7 +158,15 @@ final class VersionFeed: Sendable {
     }
   }
 
-  private static func sorted(_ keys: [String: KeySummary]) -> [KeySummary] {
-    keys.values.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+  private static func json(_ state: inout State, limit: Int?) -> String {
+    let sorted =
+      state.sorted ?? state.keys.keys.sorted { $0.text.utf8.lexicographicallyPrecedes($1.text.utf8) }
+    state.sorted = sorted
+    var text = "["
+    for (index, key) in sorted.prefix(limit ?? sorted.count).enumerated() {
+      if index > 0 { text += "," }
+      text += state.keys[key]?.json ?? "null"
+    }
+    return text + "]"
   }
 }

@@ -1,0 +1,525 @@
+"""Browser tests of `pld-tool serve`: the page in headless Chromium, driven by Selenium.
+
+Run through Tests/Browser/run, which sets PLD_TOOL to the built pld-tool. Every test starts its own
+`pld-tool serve` on a fresh store in a temporary folder; writers are other processes (`pld-tool set`,
+the shared-store test's `pld-postgres-child` replicas). The browser resolves no host name but 127.0.0.1
+and localhost (and pld-rebind.test, mapped to 127.0.0.1 for the Host check), so a page that loaded
+anything from elsewhere would fail.
+"""
+
+import glob
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+from selenium import webdriver
+from selenium.common.exceptions import NoAlertPresentException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+TOOL = os.environ.get("PLD_TOOL", "")
+HELPER = os.path.join(os.path.dirname(TOOL), "pld-postgres-child")
+
+# The goals of the inspector (issue 32).
+FIRST_KEYS_GOAL_MS = 300
+LIVE_P99_GOAL_MS = 50
+PAGE_WEIGHT_GOAL_BYTES = 150 * 1024
+
+RESULTS = {}
+
+
+def tool(*arguments, check=True):
+    """Runs pld-tool and returns its standard output."""
+    completed = subprocess.run([TOOL, *arguments], capture_output=True, text=True, timeout=120)
+    if check and completed.returncode != 0:
+        raise AssertionError(f"pld-tool {' '.join(arguments)}: {completed.returncode} {completed.stderr}")
+    return completed.stdout
+
+
+def css_string(text):
+    """`text` as a CSS string literal for an attribute selector."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\a ") + '"'
+
+
+def file_digest(path):
+    digest = hashlib.sha256()
+    for name in (path, path + "-wal"):
+        if os.path.exists(name):
+            with open(name, "rb") as handle:
+                digest.update(handle.read())
+    return digest.hexdigest()
+
+
+class Serve:
+    """A `pld-tool serve` process and its address."""
+
+    def __init__(self, *arguments):
+        self.process = subprocess.Popen(
+            [TOOL, "serve", *arguments], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline().strip()
+        match = re.fullmatch(r"http://127\.0\.0\.1:(\d+)/\?token=([0-9a-f]{64})", line)
+        if not match:
+            self.process.kill()
+            raise AssertionError(f"unexpected first line {line!r}: {self.process.stderr.read()}")
+        self.address = line
+        self.port = int(match.group(1))
+        self.token = match.group(2)
+
+    def stop(self):
+        status = self.process.returncode
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGCONT)
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                status = self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+                status = None
+        self.process.stdout.close()
+        self.process.stderr.close()
+        return status
+
+
+def make_driver():
+    options = webdriver.ChromeOptions()
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,900",
+                     "--host-resolver-rules=MAP pld-rebind.test 127.0.0.1, MAP * ~NOTFOUND, "
+                     "EXCLUDE 127.0.0.1, EXCLUDE localhost"):
+        options.add_argument(argument)
+    binary = shutil.which("chromium") or shutil.which("chromium-browser")
+    if binary:
+        options.binary_location = binary
+    driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    # Page-side timing without WebDriver round trips: when the first key row is in the document and
+    # painted, in milliseconds after the navigation started.
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+        window.__firstRowAt = null;
+        new MutationObserver(function (records, observer) {
+          if (document.querySelector('tbody tr[data-key]')) {
+            observer.disconnect();
+            requestAnimationFrame(function () { window.__firstRowAt = performance.now(); });
+          }
+        }).observe(document, {childList: true, subtree: true});
+    """})
+    return driver
+
+
+def wait_until(condition, timeout=10.0, message="condition"):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            value = condition()
+        except Exception:  # an element replaced meanwhile
+            value = None
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {message}")
+        time.sleep(0.02)
+
+
+class InspectorTests(unittest.TestCase):
+    driver = None
+
+    @classmethod
+    def setUpClass(cls):
+        if not TOOL or not os.access(TOOL, os.X_OK):
+            raise unittest.SkipTest("PLD_TOOL is not an executable pld-tool")
+        cls.driver = make_driver()
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.driver:
+            cls.driver.quit()
+
+    def setUp(self):
+        self.folder = tempfile.mkdtemp(prefix="pld-browser-")
+        self.servers = []
+
+    def tearDown(self):
+        for server in self.servers:
+            server.stop()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    # MARK: helpers
+
+    def store(self, lines, name="app.db"):
+        """A store made by `pld-tool import --create` from (key, value) pairs, in order."""
+        path = os.path.join(self.folder, name)
+        source = os.path.join(self.folder, name + ".jsonl")
+        with open(source, "w", encoding="utf-8") as handle:
+            for key, value in lines:
+                handle.write(json.dumps({"key": key, "value": value}) + "\n")
+        tool("import", path, source, "--create")
+        return path
+
+    def sample(self):
+        return self.store([
+            ("settings", {"theme": "light", "fontSize": 12, "tags": ["a"]}),
+            ("settings", {"theme": "dark", "fontSize": 12, "tags": ["a", "b"]}),
+            ("settings", {"theme": "dark", "fontSize": 14, "tags": ["b"]}),
+            ("counter", 1), ("counter", 2),
+            ("theme", "solarized"),
+        ])
+
+    def serve(self, *arguments):
+        server = Serve(*arguments)
+        self.servers.append(server)
+        return server
+
+    def open(self, server):
+        self.driver.get(server.address)
+        wait_until(lambda: self.driver.execute_script("return window.pldFirstKeys !== null"), message="keys")
+        wait_until(lambda: self.driver.find_element(By.ID, "status").text == "live", message="live")
+
+    def row(self, key):
+        return self.driver.find_element(By.CSS_SELECTOR, "tbody tr[data-key=%s]" % css_string(key))
+
+    def row_version(self, key):
+        try:
+            return int(self.row(key).get_attribute("data-version"))
+        except Exception:
+            return None
+
+    def wait_version(self, key, version, timeout=10.0):
+        wait_until(lambda: self.row_version(key) == version, timeout, f"{key!r} at version {version}")
+
+    def open_timeline(self, key):
+        self.row(key).click()
+        return wait_until(
+            lambda: self.driver.find_elements(By.CSS_SELECTOR, "#timeline article[data-key=%s]" % css_string(key)),
+            message=f"the timeline of {key!r}")
+
+    def assert_no_alert(self):
+        with self.assertRaises(NoAlertPresentException):
+            self.driver.switch_to.alert.text
+
+    # MARK: the keys and the timeline
+
+    def test_keys_with_reserved_characters_and_quotes(self):
+        special = "a/b %c?d#e é \"q\" 'r'"
+        path = self.store([("plain", 1), (special, {"x": 1}), (special, {"x": 2}), ("zeta", [1, 2])])
+        server = self.serve(path)
+        self.open(server)
+        keys = [row.get_attribute("data-key") for row in self.driver.find_elements(By.CSS_SELECTOR, "tbody tr")]
+        self.assertEqual(keys, sorted(keys, key=lambda k: k.encode()))
+        self.assertEqual(set(keys), {"plain", special, "zeta"})
+        row = self.row(special)
+        self.assertEqual(row.get_attribute("data-version"), "2")
+        self.assertEqual(row.find_element(By.CSS_SELECTOR, "td.key").text, special)
+        articles = self.open_timeline(special)
+        self.assertEqual([a.get_attribute("data-version") for a in articles], ["2", "1"])
+        self.assertEqual(self.driver.find_element(By.CSS_SELECTOR, "#timeline h2").text, special)
+        value = articles[0].find_element(By.CSS_SELECTOR, "pre").text
+        self.assertEqual(json.loads(value), {"x": 2})
+
+    def test_timeline_shows_each_value_and_the_diff_of_pld_tool_diff(self):
+        path = self.sample()
+        server = self.serve(path)
+        self.open(server)
+        articles = self.open_timeline("settings")
+        self.assertEqual([a.get_attribute("data-version") for a in articles], ["3", "2", "1"])
+        for article, (old, new) in zip(articles, [(2, 3), (1, 2)]):
+            expected = tool("diff", path, "settings", str(old), str(new)).splitlines()[1:-1]
+            shown = [line.text for line in article.find_elements(By.CSS_SELECTOR, ".diff div:not(.note)")]
+            self.assertEqual(shown, expected)
+            pretty = json.loads(article.find_element(By.CSS_SELECTOR, "pre").text)
+            self.assertEqual(pretty, json.loads(tool("get", path, "settings", "--version", str(new))))
+        self.assertIn("oldest version shown", articles[2].find_element(By.CSS_SELECTOR, ".diff").text)
+        self.assertIn("author", articles[0].find_element(By.CSS_SELECTOR, ".meta").text)
+
+    def test_keyboard_filter_and_themes(self):
+        path = self.store([("alpha", 1), ("beta", 2), ("gamma", 3)])
+        server = self.serve(path)
+        self.open(server)
+        body = self.driver.find_element(By.TAG_NAME, "body")
+        body.send_keys("/")
+        active = self.driver.switch_to.active_element
+        self.assertEqual(active.get_attribute("id"), "filter")
+        active.send_keys("a")
+        self.assertEqual(len([r for r in self.driver.find_elements(By.CSS_SELECTOR, "tbody tr") if r.is_displayed()]), 3)
+        active.send_keys("mm")
+        visible = [r.get_attribute("data-key") for r in self.driver.find_elements(By.CSS_SELECTOR, "tbody tr") if r.is_displayed()]
+        self.assertEqual(visible, ["gamma"])
+        active.send_keys(Keys.ESCAPE)
+        self.assertEqual(len([r for r in self.driver.find_elements(By.CSS_SELECTOR, "tbody tr") if r.is_displayed()]), 3)
+        body.send_keys("j")
+        body.send_keys("j")
+        body.send_keys(Keys.ARROW_UP)
+        body.send_keys(Keys.ARROW_DOWN)
+        self.assertEqual(self.driver.find_element(By.CSS_SELECTOR, "tr.selected").get_attribute("data-key"), "beta")
+        body.send_keys(Keys.ENTER)
+        wait_until(lambda: self.driver.find_elements(By.CSS_SELECTOR, '#timeline article[data-key="beta"]'))
+        body.send_keys(Keys.ESCAPE)
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "#timeline article"), [])
+        scheme = lambda: self.driver.execute_script("return getComputedStyle(document.documentElement).colorScheme")
+        background = lambda: self.driver.execute_script("return getComputedStyle(document.body).backgroundColor")
+        first, first_background = scheme(), background()
+        self.driver.find_element(By.ID, "theme").click()
+        self.assertNotEqual(scheme(), first)
+        self.assertNotEqual(background(), first_background)
+        self.driver.find_element(By.ID, "theme").click()
+        self.assertEqual(scheme(), first)
+
+    # MARK: live updates
+
+    def test_live_update_from_another_process(self):
+        path = self.sample()
+        server = self.serve(path)
+        self.open(server)
+        self.open_timeline("theme")
+        self.driver.execute_script("window.__sameDocument = true")
+        tool("set", path, "theme", '"paper"')
+        tool("set", path, "brand new", '{"n": 1}')
+        self.wait_version("theme", 2)
+        self.wait_version("brand new", 1)
+        wait_until(lambda: self.driver.find_elements(By.CSS_SELECTOR, '#timeline article[data-version="2"]'),
+                   message="the timeline's new version")
+        self.assertTrue(self.driver.execute_script("return window.__sameDocument === true"))
+        self.assertEqual(self.row("theme").find_element(By.CSS_SELECTOR, "td.key").text, "theme")
+
+    def test_a_stalled_server_catches_up(self):
+        path = self.sample()
+        server = self.serve(path)
+        self.open(server)
+        os.kill(server.process.pid, signal.SIGSTOP)
+        try:
+            for value in range(3):
+                tool("set", path, "counter", str(10 + value))
+            tool("set", path, "theme", '"stalled"')
+            tool("set", path, "appeared while stalled", "true")
+            time.sleep(0.3)
+            self.assertEqual(self.row_version("counter"), 2)
+        finally:
+            os.kill(server.process.pid, signal.SIGCONT)
+        self.wait_version("counter", 5)
+        self.wait_version("theme", 2)
+        self.wait_version("appeared while stalled", 1)
+
+    def test_a_reconnect_brings_the_page_to_every_keys_latest(self):
+        if not shutil.which("ss"):
+            self.skipTest("no ss (iproute2) to drop the page's connection")
+        path = self.sample()
+        server = self.serve(path)
+        self.open(server)
+        # Hold the server, reset the page's connections to it (the kernel answers for the held process),
+        # write meanwhile; the page reconnects by itself with the id of the last event it received.
+        os.kill(server.process.pid, signal.SIGSTOP)
+        try:
+            dropped = subprocess.run(["ss", "-K", "dst", "127.0.0.1", "dport", "=", f":{server.port}"],
+                                     capture_output=True, text=True)
+            if dropped.returncode != 0:
+                self.skipTest(f"ss -K cannot drop connections here: {dropped.stderr}")
+            wait_until(lambda: self.driver.find_element(By.ID, "status").text != "live", message="the drop")
+            tool("set", path, "counter", "42")
+            tool("delete", path, "theme")
+            tool("set", path, "settings", '{"theme": "offline"}')
+        finally:
+            os.kill(server.process.pid, signal.SIGCONT)
+        self.wait_version("counter", 3)
+        self.wait_version("settings", 4)
+        wait_until(lambda: not self.driver.find_elements(By.CSS_SELECTOR, 'tbody tr[data-key="theme"]'),
+                   message="the removed key to go")
+        wait_until(lambda: self.driver.find_element(By.ID, "status").text == "live", message="live again")
+
+    # MARK: security
+
+    def test_token_host_check_and_read_only(self):
+        path = self.sample()
+        before = file_digest(path)
+        server = self.serve(path)
+        self.driver.delete_all_cookies()
+        self.driver.get(f"http://127.0.0.1:{server.port}/")
+        self.assertEqual(self.driver.find_element(By.TAG_NAME, "body").text.strip(), "Unauthorized")
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "tbody tr"), [])
+        self.driver.get(f"http://127.0.0.1:{server.port}/api/keys?token={'0' * 64}")
+        self.assertEqual(self.driver.find_element(By.TAG_NAME, "body").text.strip(), "Unauthorized")
+        # A name that resolves to 127.0.0.1 (DNS rebinding) is refused, token or not.
+        self.driver.get(f"http://pld-rebind.test:{server.port}/?token={server.token}")
+        self.assertEqual(self.driver.find_element(By.TAG_NAME, "body").text.strip(), "Misdirected Request")
+        # localhost is this server; the token is then remembered in a cookie, and leaves the address bar.
+        self.driver.get(f"http://localhost:{server.port}/?token={server.token}")
+        wait_until(lambda: self.driver.find_elements(By.CSS_SELECTOR, 'tbody tr[data-key="settings"]'))
+        self.assertEqual(self.driver.current_url, f"http://localhost:{server.port}/")
+        self.driver.refresh()
+        wait_until(lambda: self.driver.find_elements(By.CSS_SELECTOR, 'tbody tr[data-key="settings"]'))
+        self.open_timeline("settings")
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "button.rollback"), [])
+        status = self.driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            fetch('/api/keys/settings/rollback', {method: 'POST', headers: {'Content-Type': 'application/json'},
+              body: JSON.stringify({version: 1})}).then(r => done(r.status), () => done(-1));
+        """)
+        self.assertEqual(status, 403)
+        cookie = self.driver.get_cookie(f"pld-serve-{server.port}")
+        self.assertTrue(cookie["httpOnly"])
+        self.assertEqual(cookie["sameSite"], "Strict")
+        self.assertIsNone(self.driver.execute_script("return document.cookie.match(/pld-serve/)"))
+        self.assertEqual(server.stop(), 0)
+        self.assertEqual(file_digest(path), before)
+
+    def test_a_script_key_shows_as_text(self):
+        key = "<script>window.__xss = 1; alert(1)</script>"
+        value = {"html": "<img src=x onerror=\"window.__xss = 2; alert(2)\">", "k": "</pre><b>bold</b>"}
+        path = self.store([(key, value), ("<img src=x onerror=alert(3)>", 1)])
+        server = self.serve(path)
+        self.open(server)
+        row = self.row(key)
+        self.assertEqual(row.find_element(By.CSS_SELECTOR, "td.key").text, key)
+        articles = self.open_timeline(key)
+        self.assertEqual(json.loads(articles[0].find_element(By.CSS_SELECTOR, "pre").text), value)
+        self.assertEqual(self.driver.find_element(By.CSS_SELECTOR, "#timeline h2").text, key)
+        time.sleep(0.2)
+        self.assert_no_alert()
+        self.assertIsNone(self.driver.execute_script("return window.__xss === undefined ? null : window.__xss"))
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "#timeline b, #keys img, #timeline img"), [])
+
+    # MARK: writes
+
+    def test_rollback_with_allow_writes(self):
+        path = self.sample()
+        server = self.serve(path, "--allow-writes")
+        self.open(server)
+        articles = self.open_timeline("settings")
+        button = articles[-1].find_element(By.CSS_SELECTOR, "button.rollback")
+        button.click()
+        self.assertIn("Confirm", button.text)
+        button.click()
+        self.wait_version("settings", 4)
+        wait_until(lambda: self.driver.find_elements(By.CSS_SELECTOR, '#timeline article[data-version="4"]'))
+        newest = json.loads(tool("get", path, "settings"))
+        self.assertEqual(newest, json.loads(tool("get", path, "settings", "--version", "1")))
+
+    # MARK: a shared store
+
+    def test_a_shared_store_with_two_replicas_writing(self):
+        if not os.access(HELPER, os.X_OK):
+            self.skipTest("pld-postgres-child is not built next to pld-tool")
+        binaries = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+        if not binaries:
+            self.skipTest("no PostgreSQL installation in /usr/lib/postgresql")
+        server = PostgresServer(os.path.dirname(binaries[-1]), self.folder)
+        try:
+            url = f"postgres://test@/postgres?host={server.socket_folder}&port={server.port}"
+            replica = [HELPER, "increment", server.socket_path, "test", "postgres", "shared counter", "1"]
+            subprocess.run(replica, check=True, capture_output=True, timeout=60)
+            inspector = self.serve("--postgres", url)
+            self.open(inspector)
+            self.wait_version("shared counter", 1)
+            writers = [subprocess.Popen(replica[:-1] + ["10"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                       for _ in range(2)]
+            other = subprocess.Popen([HELPER, "write", server.socket_path, "test", "postgres", "second key", "5"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            for writer in writers + [other]:
+                _, errors = writer.communicate(timeout=60)
+                self.assertEqual(writer.returncode, 0, errors)
+            self.wait_version("shared counter", 21, timeout=15)
+            self.wait_version("second key", 5, timeout=15)
+            articles = self.open_timeline("shared counter")
+            self.assertEqual(articles[0].get_attribute("data-version"), "21")
+            self.assertEqual(articles[0].find_element(By.CSS_SELECTOR, "pre").text, "21")
+        finally:
+            for inspector in self.servers:
+                inspector.stop()
+            server.stop()
+
+    # MARK: the goals
+
+    def test_goal_first_keys_with_10000_keys(self):
+        path = self.store([(f"key-{index:05d}", {"index": index, "name": f"item {index}"}) for index in range(10_000)])
+        server = self.serve(path)
+        times = []
+        for _ in range(5):
+            # Each navigation from an empty tab, as when the address is opened: leaving a page of
+            # 10,000 rows costs the next navigation its unload, which is not the page's first paint.
+            self.driver.get("about:blank")
+            self.driver.get(server.address)
+            first = wait_until(lambda: self.driver.execute_script("return window.__firstRowAt"), message="first row")
+            times.append(first)
+        count = wait_until(lambda: self.driver.execute_script(
+            "return document.querySelectorAll('tbody tr').length === 10000"), message="all rows")
+        self.assertTrue(count)
+        median = sorted(times)[len(times) // 2]
+        RESULTS["first keys (10,000 keys)"] = (
+            f"median {median:.0f} ms of {len(times)} navigations ({', '.join(f'{t:.0f}' for t in times)}; "
+            f"goal {FIRST_KEYS_GOAL_MS} ms)")
+        self.assertLessEqual(median, FIRST_KEYS_GOAL_MS)
+
+    def test_goal_live_p99(self):
+        path = self.store([(f"key-{index:03d}", index) for index in range(100)])
+        server = self.serve(path)
+        self.open(server)
+        self.driver.execute_script("window.pldLatencies = []")
+        commits = 100
+        for index in range(commits):
+            tool("set", path, f"key-{index % 100:03d}", str(1000 + index))
+            time.sleep(0.03)
+        wait_until(lambda: self.driver.execute_script("return window.pldLatencies.length") >= commits,
+                   message="every version shown")
+        latencies = sorted(self.driver.execute_script("return window.pldLatencies"))
+        p50 = latencies[len(latencies) // 2]
+        # Nearest rank: the smallest latency that at least 99 % of the commits did not exceed.
+        p99 = latencies[max(0, -(-len(latencies) * 99 // 100) - 1)]
+        RESULTS["live update, commit to shown"] = f"p50 {p50} ms, p99 {p99} ms, max {latencies[-1]} ms over {len(latencies)} commits (goal p99 {LIVE_P99_GOAL_MS} ms)"
+        self.assertLessEqual(p99, LIVE_P99_GOAL_MS)
+
+    def test_goal_page_weight(self):
+        path = self.sample()
+        server = self.serve(path)
+        self.open(server)
+        entries = self.driver.execute_script("""
+            const n = performance.getEntriesByType('navigation')[0];
+            return {document: n.decodedBodySize, resources: performance.getEntriesByType('resource')
+              .filter(r => r.initiatorType !== 'fetch' && r.initiatorType !== 'xmlhttprequest' && !r.name.includes('/api/'))
+              .map(r => r.name)};
+        """)
+        RESULTS["page weight"] = f"{entries['document']} bytes, {len(entries['resources'])} other resources (goal {PAGE_WEIGHT_GOAL_BYTES} bytes)"
+        self.assertEqual(entries["resources"], [])
+        self.assertLessEqual(entries["document"], PAGE_WEIGHT_GOAL_BYTES)
+
+
+class PostgresServer:
+    """A throwaway PostgreSQL server in `root`, as Sources/PersistentLiveDataPostgresTesting starts one."""
+
+    def __init__(self, binaries, root):
+        self.binaries = binaries
+        self.root = os.path.join(root, "postgres")
+        self.data = os.path.join(self.root, "data")
+        self.socket_folder = os.path.join(self.root, "socket")
+        self.port = 55000 + os.getpid() % 1000
+        os.makedirs(self.socket_folder)
+        as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        if as_postgres:
+            subprocess.run(["chown", "-R", "postgres", self.root], check=True)
+            os.chmod(os.path.dirname(self.root), 0o755)
+        self.as_postgres = as_postgres
+        subprocess.run(as_postgres + [os.path.join(binaries, "initdb"), "-D", self.data, "-A", "trust", "-U", "test",
+                                      "--no-sync", "--locale=C", "-E", "UTF8"], check=True, capture_output=True)
+        subprocess.run(as_postgres + [os.path.join(binaries, "pg_ctl"), "-D", self.data, "-l",
+                                      os.path.join(self.root, "log"), "-w", "-o",
+                                      f"-k {self.socket_folder} -c listen_addresses='' -p {self.port} -c fsync=off",
+                                      "start"], check=True, capture_output=True)
+        self.socket_path = os.path.join(self.socket_folder, f".s.PGSQL.{self.port}")
+
+    def stop(self):
+        subprocess.run(self.as_postgres + [os.path.join(self.binaries, "pg_ctl"), "-D", self.data, "-m", "immediate",
+                                           "stop"], capture_output=True)
+
+
+if __name__ == "__main__":
+    program = unittest.main(exit=False, verbosity=2)
+    print("\nGoals of the inspector (headless Chromium):")
+    for name, figure in RESULTS.items():
+        print(f"  {name}: {figure}")
+    sys.exit(0 if program.result.wasSuccessful() else 1)
