@@ -30,7 +30,7 @@ def main(output):
             ("cart", {"items": [{"sku": "A-100", "qty": 2}, {"sku": "B-7", "qty": 1}], "currency": "EUR"}),
             ("counter", 41),
             ("drafts/2026-11-27 notes #1", {"title": "Notes", "body": "Ship the inspector"}),
-        ] + [(f"cache/page-{n:02d}", {"etag": f"W/\"{n:04x}\"", "bytes": 1000 + 37 * n}) for n in range(14)]
+        ] + [(f"cache/page-{n:02d}", {"etag": f"W/\"{n:04x}\"", "bytes": 1000 + 37 * n}) for n in range(8)]
         source = os.path.join(folder, "export.jsonl")
         with open(source, "w", encoding="utf-8") as handle:
             for key, value in lines:
@@ -49,6 +49,7 @@ def main(output):
         tool("set", path, "feature-flags", json.dumps({"newCheckout": True, "search": {"engine": "v2", "fuzzy": False}}))
         wait_until(lambda: driver.find_element(By.CSS_SELECTOR, 'tbody tr[data-key="feature-flags"]')
                    .get_attribute("data-version") == "3")
+        driver.execute_script("document.getElementById('keys-pane').scrollTo(0, 0)")
         time.sleep(0.2)
         os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
         driver.save_screenshot(output)

@@ -59,14 +59,15 @@ enum InspectorPage {
     button { font: inherit; color: var(--fg); background: var(--bg); border: 1px solid var(--line);
       border-radius: 6px; padding: 4px 10px; cursor: pointer; }
     button:hover { border-color: var(--accent); }
-    main { display: grid; grid-template-columns: minmax(420px, 1.1fr) 1fr; height: calc(100% - 53px); }
+    main { display: grid; grid-template-columns: minmax(0, 1.15fr) minmax(0, 1fr); height: calc(100% - 53px); }
     #keys-pane { overflow: auto; border-right: 1px solid var(--line); }
     table { border-collapse: collapse; width: 100%; }
     th { position: sticky; top: 0; background: var(--panel); text-align: left; font-weight: 600; font-size: 12px;
-      color: var(--muted); padding: 6px 10px; border-bottom: 1px solid var(--line); white-space: nowrap; }
-    td { padding: 5px 10px; border-bottom: 1px solid var(--line); white-space: nowrap; vertical-align: top; }
-    td.key { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; max-width: 360px; overflow: hidden;
+      color: var(--muted); padding: 6px 8px; border-bottom: 1px solid var(--line); white-space: nowrap; }
+    td { padding: 5px 8px; border-bottom: 1px solid var(--line); white-space: nowrap; vertical-align: top; }
+    td.key { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; max-width: 260px; overflow: hidden;
       text-overflow: ellipsis; }
+    td.who { max-width: 180px; overflow: hidden; text-overflow: ellipsis; }
     td.num { text-align: right; font-variant-numeric: tabular-nums; }
     td.muted, .muted { color: var(--muted); }
     tbody tr { cursor: pointer; }
@@ -108,7 +109,7 @@ enum InspectorPage {
     <main>
       <section id="keys-pane" aria-label="Keys">
         <table>
-          <thead><tr><th>Key</th><th>Version</th><th>Written at</th><th>Schema</th><th>Retention</th><th>Author</th><th>Reason</th></tr></thead>
+          <thead><tr><th>Key</th><th>Version</th><th>Written at</th><th>Schema</th><th>Retention</th><th>Attribution</th></tr></thead>
           <tbody id="keys"></tbody>
         </table>
       </section>
@@ -172,17 +173,17 @@ enum InspectorPage {
         cells[0].textContent = s.key;
         cells[0].title = s.key;
         cells[1].textContent = String(s.version);
-        cells[2].textContent = localTime(s.writtenAt);
-        cells[2].title = s.writtenAt;
+        cells[2].textContent = localTime(s.writtenAt).slice(0, 19);
+        cells[2].title = localTime(s.writtenAt) + " (" + s.writtenAt + ")";
         cells[3].textContent = orDash(s.schemaVersion);
         cells[4].textContent = retentionText(s.retention);
-        cells[5].textContent = orDash(s.author);
-        cells[6].textContent = orDash(s.reason);
+        const who = [s.author, s.reason].filter((part) => part !== null && part !== undefined && part !== "");
+        cells[5].textContent = who.length ? who.join(" \u2014 ") : "\u2013";
+        cells[5].title = cells[5].textContent;
       }
       function makeRow(s) {
         const tr = document.createElement("tr");
-        tr.append(el("td", "key"), el("td", "num"), el("td"), el("td", "num"), el("td"), el("td", "muted"),
-          el("td", "muted"));
+        tr.append(el("td", "key"), el("td", "num"), el("td"), el("td", "num"), el("td"), el("td", "muted who"));
         fillRow(tr, s);
         if (!matches(s.key)) tr.hidden = true;
         if (s.key === selected) tr.classList.add("selected");
