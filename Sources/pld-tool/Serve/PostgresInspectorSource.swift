@@ -21,7 +21,7 @@ final class PostgresInspectorSource: InspectorSource {
   private let client: PostgresClient
   private let store: PostgresStore
   private let services: Task<Void, Never>
-  private let live = Mutex<[String: SharedLiveData<AnyJSON>]>([:])
+  private let live = Mutex<[StoreKey: SharedLiveData<AnyJSON>]>([:])
 
   /// Connects to the server `url` names (nothing is sent before the first read).
   ///
@@ -37,9 +37,21 @@ final class PostgresInspectorSource: InspectorSource {
     }
   }
 
+  /// Where `--postgres` points: a host and port, or a Unix socket.
+  struct Endpoint: Equatable {
+    var host: String?
+    var port: Int
+    var socketPath: String? = nil
+    var user: String
+    var password: String? = nil
+    var database: String? = nil
+  }
+
   /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`, or `?host=FOLDER[&port=PORT]` for the Unix socket
-  /// `FOLDER/.s.PGSQL.PORT`; no TLS.
-  static func configuration(_ text: String) throws -> PostgresClient.Configuration {
+  /// `FOLDER/.s.PGSQL.PORT`.
+  ///
+  /// - Throws: ``CommandError`` for a URL that is not `postgres://USER…`.
+  static func endpoint(_ text: String) throws -> Endpoint {
     guard let url = URLComponents(string: text), url.scheme == "postgres" || url.scheme == "postgresql",
       let user = url.user, !user.isEmpty
     else {
@@ -51,14 +63,24 @@ final class PostgresInspectorSource: InspectorSource {
     let items = url.queryItems ?? []
     let socketFolder = items.first { $0.name == "host" }?.value
     let port = url.port ?? items.first { $0.name == "port" }?.value.flatMap { Int($0) } ?? 5432
-    if let socketFolder, socketFolder.hasPrefix("/") {
+    let socketPath = socketFolder.flatMap { $0.hasPrefix("/") ? "\($0)/.s.PGSQL.\(port)" : nil }
+    return Endpoint(
+      host: socketPath == nil ? (url.host.flatMap { $0.isEmpty ? nil : $0 } ?? "localhost") : nil, port: port,
+      socketPath: socketPath, user: user, password: url.password, database: database.isEmpty ? nil : database)
+  }
+
+  /// The client's configuration for `text` (see ``endpoint(_:)``), without TLS.
+  static func configuration(_ text: String) throws -> PostgresClient.Configuration {
+    let endpoint = try endpoint(text)
+    if let socketPath = endpoint.socketPath {
       return .init(
-        unixSocketPath: "\(socketFolder)/.s.PGSQL.\(port)", username: user, password: url.password,
-        database: database.isEmpty ? nil : database)
+        unixSocketPath: socketPath, username: endpoint.user, password: endpoint.password,
+        database: endpoint.database)
     }
     return .init(
-      host: url.host ?? "localhost", port: port, username: user, password: url.password,
-      database: database.isEmpty ? nil : database, tls: .disable)
+      host: endpoint.host ?? "localhost", port: endpoint.port, username: endpoint.user,
+      password: endpoint.password,
+      database: endpoint.database, tls: .disable)
   }
 
   func summaries() async throws -> [KeySummary] {
@@ -71,7 +93,7 @@ final class PostgresInspectorSource: InspectorSource {
   }
 
   func history(key: String, limit: Int) async throws -> (versions: [VersionEntry], before: VersionEntry?) {
-    guard try await store.keys().contains(key) else {
+    guard try await store.keys().contains(where: { StoreKey.same($0, key) }) else {
       throw InspectorFailure(status: 404, message: "No key \(key) is stored.")
     }
     let entries = try await liveData(key).history(limit: limit + 1).map { versioned in
@@ -93,14 +115,13 @@ final class PostgresInspectorSource: InspectorSource {
 
   func watch(publishingTo feed: VersionFeed) async throws {
     try await withThrowingDiscardingTaskGroup { group in
-      var watched: Set<String> = []
+      var watched: Set<StoreKey> = []
       while !Task.isCancelled {
         let known = feed.versions()
-        for key in try await store.keys() where !watched.contains(key) {
-          watched.insert(key)
+        for key in try await store.keys() where watched.insert(StoreKey(key)).inserted {
           let data = try await liveData(key)
           group.addTask {
-            for try await versioned in data.changes(since: known[key] ?? 0) {
+            for try await versioned in data.changes(since: known[StoreKey(key)] ?? 0) {
               let summary = Self.summary(key, versioned)
               feed.publish([
                 VersionEvent(
@@ -121,9 +142,9 @@ final class PostgresInspectorSource: InspectorSource {
   }
 
   private func liveData(_ key: String) async throws -> SharedLiveData<AnyJSON> {
-    if let data = live.withLock({ $0[key] }) { return data }
+    if let data = live.withLock({ $0[StoreKey(key)] }) { return data }
     let data = try await store.liveData(key, default: AnyJSON(.null))
-    live.withLock { $0[key] = data }
+    live.withLock { $0[StoreKey(key)] = data }
     return data
   }
 

@@ -75,13 +75,9 @@ final class VersionFeed: Sendable {
     state.withLock { $0.keys[StoreKey(key)]?.summary }
   }
 
-  /// The current version of every key.
-  func versions() -> [String: Int64] {
-    state.withLock { state in
-      var versions: [String: Int64] = [:]
-      for (key, entry) in state.keys { versions[key.text] = entry.summary.version }
-      return versions
-    }
+  /// The current version of every key, by the key's bytes.
+  func versions() -> [StoreKey: Int64] {
+    state.withLock { state in state.keys.mapValues(\.summary.version) }
   }
 
   /// Records new versions (each event with its key's new summary, when it is the latest) and removed
