@@ -97,9 +97,11 @@ final class PostgresInspectorSource: InspectorSource {
       throw InspectorFailure(status: 404, message: "No key \(key) is stored.")
     }
     let entries = try await liveData(key).history(limit: limit + 1).map { versioned in
-      VersionEntry(
+      var entry = VersionEntry(
         key: key, version: versioned.version, writtenAtMilliseconds: Self.milliseconds(versioned.writtenAt),
         value: versioned.value.json)
+      entry.attribution = ServeAttribution.of(versioned)
+      return entry
     }
     return (Array(entries.prefix(limit)), entries.count > limit ? entries[limit] : nil)
   }
@@ -151,7 +153,7 @@ final class PostgresInspectorSource: InspectorSource {
   private static func summary(_ key: String, _ versioned: Versioned<AnyJSON>) -> KeySummary {
     KeySummary(
       key: key, version: versioned.version, writtenAtMilliseconds: milliseconds(versioned.writtenAt),
-      schemaVersion: nil, versions: nil, retention: .null, attribution: nil)
+      schemaVersion: nil, versions: nil, retention: .null, attribution: ServeAttribution.of(versioned))
   }
 
   private static func milliseconds(_ date: Date) -> Int64 {

@@ -8,6 +8,7 @@ import PersistentLiveData
 ///
 /// ```swift
 /// let fields = ServeAttribution.of(row)  // nil: written without an attribution
+/// let shared = ServeAttribution.of(versioned)  // a shared store's version
 /// let version = try ServeAttribution.recording { try store.rollbackJSON(key: key, to: 3) }
 /// ```
 enum ServeAttribution {
@@ -25,6 +26,11 @@ enum ServeAttribution {
 
   /// The attribution recorded with a stored row, or nil when it was written without one.
   static func of(_ row: StoredRow) -> Fields? {
+    nil
+  }
+
+  /// The attribution of a version a shared store delivered, or nil when it was written without one.
+  static func of<Value>(_ versioned: Versioned<Value>) -> Fields? {
     nil
   }
 
