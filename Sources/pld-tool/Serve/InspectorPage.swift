@@ -404,7 +404,12 @@ enum InspectorPage {
       function connect(after) {
         const source = new EventSource("/api/events?after=" + after);
         source.onopen = () => { statusLabel.textContent = "live"; statusLabel.className = "live"; };
-        source.onerror = () => { statusLabel.textContent = "reconnecting"; statusLabel.className = "down"; };
+        source.onerror = () => {
+          // A refused stream (the server restarted with another token) is not retried by the browser.
+          statusLabel.textContent = source.readyState === EventSource.CLOSED ? "disconnected: open the new address"
+            : "reconnecting";
+          statusLabel.className = "down";
+        };
         source.addEventListener("version", (e) => onVersion(JSON.parse(e.data)));
         source.addEventListener("snapshot", (e) => onSnapshot(JSON.parse(e.data)));
         source.addEventListener("removed", (e) => { const key = JSON.parse(e.data).key; removeKey(key); refreshTimeline(key); });

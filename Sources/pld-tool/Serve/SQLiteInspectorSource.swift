@@ -7,8 +7,9 @@ import Synchronization
 /// written — with `--allow-writes` only — through the library's own write path.
 ///
 /// On every wake-up it compares `PRAGMA data_version` (which changes with every other connection's
-/// commit) and, when it moved, every key's latest version with the ones it knows, then reads the
-/// versions committed since: each one is published once, in order per key.
+/// commit) and, when it moved, asks which keys' latest versions changed (compared inside SQLite:
+/// ``StoreInspector/latestVersionChanges()``), then reads the versions committed since: each one is
+/// published once, in order per key.
 ///
 /// ```swift
 /// let source = try SQLiteInspectorSource(path: "app.db", allowWrites: false)
@@ -19,6 +20,8 @@ final class SQLiteInspectorSource: InspectorSource {
     var inspector: StoreInspector
     var dataVersion: Int64 = -1
     var known: [StoreKey: Int64] = [:]
+    /// Whether the inspector forgot what it reported: its next answer names every key.
+    var resynchronizing = false
   }
 
   let path: String
@@ -41,7 +44,12 @@ final class SQLiteInspectorSource: InspectorSource {
   func summaries() async throws -> [KeySummary] {
     try state.withLock { state in
       state.dataVersion = try state.inspector.dataVersion()
-      state.known = try state.inspector.latestVersions()
+      // Every key, the first time: later calls name only the keys that changed.
+      var known: [StoreKey: Int64] = [:]
+      for (key, latest) in try state.inspector.latestVersionChanges().changed {
+        known[StoreKey(key)] = latest
+      }
+      state.known = known
       let retentions = try state.inspector.recordedRetentions()
       return try state.inspector.keyStatistics().map { statistics in
         try Self.summary(statistics, retention: retentions[statistics.key], inspector: state.inspector)
@@ -119,34 +127,53 @@ final class SQLiteInspectorSource: InspectorSource {
   /// Publishes the versions committed since the last scan, when `PRAGMA data_version` moved.
   private func scan(publishingTo feed: VersionFeed) throws {
     let (events, removed): ([VersionEvent], [String]) = try state.withLock { state in
-      let dataVersion = try state.inspector.dataVersion()
-      guard dataVersion != state.dataVersion else { return ([], []) }
-      let latest = try state.inspector.latestVersions()
-      var changed: [(StoreKey, Int64)] = []
-      for (key, version) in latest where state.known[key] != version { changed.append((key, version)) }
-      var events: [VersionEvent] = []
-      if !changed.isEmpty {
-        let retentions = try state.inspector.recordedRetentions()
-        for (key, version) in changed.sorted(by: { $0.0.text.utf8.lexicographicallyPrecedes($1.0.text.utf8) })
-        {
-          let rows = try state.inspector.rows(key: key.text, after: state.known[key] ?? 0)
-          let summary = try Self.summary(
-            state.inspector.keyStatistics(for: key.text), retention: retentions[key],
-            inspector: state.inspector)
-          for row in rows {
-            events.append(
-              VersionEvent(
-                key: row.key, version: row.version, writtenAtMilliseconds: row.writtenAtMilliseconds,
-                summary: row.version == version ? summary : nil))
-          }
-        }
+      do {
+        return try Self.changes(&state)
+      } catch {
+        // Told of changes not yet published: the next scan is told of every key, and publishes those
+        // whose version differs from the one known.
+        try? state.inspector.forgetLatestVersions()
+        state.resynchronizing = true
+        state.dataVersion = -1
+        throw error
       }
-      let removed = state.known.keys.filter { latest[$0] == nil }.map(\.text)
-      state.known = latest
-      state.dataVersion = dataVersion
-      return (events, removed)
     }
     feed.publish(events, removed: removed)
+  }
+
+  /// The versions committed since the last look, and the keys removed, when `PRAGMA data_version` moved.
+  private static func changes(_ state: inout State) throws -> ([VersionEvent], [String]) {
+    let dataVersion = try state.inspector.dataVersion()
+    guard dataVersion != state.dataVersion else { return ([], []) }
+    let changes = try state.inspector.latestVersionChanges()
+    var events: [VersionEvent] = []
+    let changed = changes.changed.filter { state.known[StoreKey($0.key)] != $0.latest }
+    if !changed.isEmpty {
+      let retentions = try state.inspector.recordedRetentions()
+      for (key, version) in changed {
+        let storeKey = StoreKey(key)
+        let rows = try state.inspector.rows(key: key, after: state.known[storeKey] ?? 0)
+        let summary = try Self.summary(
+          state.inspector.keyStatistics(for: key), retention: retentions[storeKey], inspector: state.inspector
+        )
+        for row in rows {
+          events.append(
+            VersionEvent(
+              key: row.key, version: row.version, writtenAtMilliseconds: row.writtenAtMilliseconds,
+              summary: row.version == version ? summary : nil))
+        }
+        state.known[storeKey] = version
+      }
+    }
+    var removed = changes.removed
+    if state.resynchronizing {
+      let stored = Set(changes.changed.map { StoreKey($0.key) })
+      removed += state.known.keys.filter { !stored.contains($0) }.map(\.text)
+      state.resynchronizing = false
+    }
+    for key in removed { state.known[StoreKey(key)] = nil }
+    state.dataVersion = dataVersion
+    return (events, removed)
   }
 
   private static func summary(

@@ -1,4 +1,6 @@
 import Foundation
+import PLDTestSupport
+import PersistentLiveData
 import Testing
 
 @testable import pld_tool
@@ -68,6 +70,32 @@ import Testing
     let feed = VersionFeed(keys: [summary("caf\u{E9}", 1), summary("cafe\u{301}", 4)])
     #expect(feed.versions().count == 2)
     #expect(feed.summary(of: "cafe\u{301}")?.version == 4)
+  }
+
+  @Test func theInspectorNamesOnlyTheKeysThatChangedAndLeavesTheFileAlone() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try directory.makeSampleStore()
+    let inspector = try StoreInspector(path: path)
+    defer { inspector.close() }
+    let first = try inspector.latestVersionChanges()
+    #expect(first.changed.map { "\($0.key)/\($0.latest)" } == ["counter/5", "settings/3", "theme/1"])
+    let none = try inspector.latestVersionChanges()
+    #expect(none.changed.isEmpty && none.removed.isEmpty)
+    let before = directory.snapshot("app.db")
+    let store = try PersistentStore(path: path)
+    try store.liveData("theme", default: "").set("paper")
+    try store.liveData("caf\u{E9}", default: 0).set(1)
+    try store.removeKey("counter")
+    try store.close()
+    let next = try inspector.latestVersionChanges()
+    #expect(next.changed.map { "\($0.key)/\($0.latest)" } == ["caf\u{E9}/1", "theme/2"])
+    #expect(next.removed == ["counter"])
+    let written = directory.snapshot("app.db")
+    #expect(written != before)
+    try inspector.forgetLatestVersions()
+    #expect(try inspector.latestVersionChanges().changed.count == 3)
+    #expect(directory.snapshot("app.db") == written)
   }
 
   @Test func theHostMustNameThisServer() {
