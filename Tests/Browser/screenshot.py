@@ -43,11 +43,11 @@ def main(output):
         driver.set_window_size(1400, 820)
         driver.get(server.address)
         wait_until(lambda: driver.find_element(By.ID, "status").text == "live")
-        driver.find_element(By.CSS_SELECTOR, 'tbody tr[data-key="settings"]').click()
+        driver.find_element(By.CSS_SELECTOR, '#keys .row[data-key="settings"]').click()
         wait_until(lambda: driver.find_elements(By.CSS_SELECTOR, '#timeline article[data-version="3"]'))
         # A live update from another process, as it arrives.
         tool("set", path, "feature-flags", json.dumps({"newCheckout": True, "search": {"engine": "v2", "fuzzy": False}}))
-        wait_until(lambda: driver.find_element(By.CSS_SELECTOR, 'tbody tr[data-key="feature-flags"]')
+        wait_until(lambda: driver.find_element(By.CSS_SELECTOR, '#keys .row[data-key="feature-flags"]')
                    .get_attribute("data-version") == "3")
         driver.execute_script("document.getElementById('keys-pane').scrollTo(0, 0)")
         time.sleep(0.2)

@@ -106,7 +106,7 @@ def make_driver():
     driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
         window.__firstRowAt = null;
         new MutationObserver(function (records, observer) {
-          if (document.querySelector('tbody tr[data-key]')) {
+          if (document.querySelector('#keys .row[data-key]')) {
             observer.disconnect();
             requestAnimationFrame(function () { window.__firstRowAt = performance.now(); });
           }
@@ -184,7 +184,7 @@ class InspectorTests(unittest.TestCase):
         wait_until(lambda: self.driver.find_element(By.ID, "status").text == "live", message="live")
 
     def row(self, key):
-        return self.driver.find_element(By.CSS_SELECTOR, "tbody tr[data-key=%s]" % css_string(key))
+        return self.driver.find_element(By.CSS_SELECTOR, "#keys .row[data-key=%s]" % css_string(key))
 
     def row_version(self, key):
         try:
@@ -212,12 +212,12 @@ class InspectorTests(unittest.TestCase):
         path = self.store([("plain", 1), (special, {"x": 1}), (special, {"x": 2}), ("zeta", [1, 2])])
         server = self.serve(path)
         self.open(server)
-        keys = [row.get_attribute("data-key") for row in self.driver.find_elements(By.CSS_SELECTOR, "tbody tr")]
+        keys = [row.get_attribute("data-key") for row in self.driver.find_elements(By.CSS_SELECTOR, "#keys .row")]
         self.assertEqual(keys, sorted(keys, key=lambda k: k.encode()))
         self.assertEqual(set(keys), {"plain", special, "zeta"})
         row = self.row(special)
         self.assertEqual(row.get_attribute("data-version"), "2")
-        self.assertEqual(row.find_element(By.CSS_SELECTOR, "td.key").text, special)
+        self.assertEqual(row.find_element(By.CSS_SELECTOR, ".cell.key").text, special)
         articles = self.open_timeline(special)
         self.assertEqual([a.get_attribute("data-version") for a in articles], ["2", "1"])
         self.assertEqual(self.driver.find_element(By.CSS_SELECTOR, "#timeline h2").text, special)
@@ -248,17 +248,17 @@ class InspectorTests(unittest.TestCase):
         active = self.driver.switch_to.active_element
         self.assertEqual(active.get_attribute("id"), "filter")
         active.send_keys("a")
-        self.assertEqual(len([r for r in self.driver.find_elements(By.CSS_SELECTOR, "tbody tr") if r.is_displayed()]), 3)
+        self.assertEqual(len([r for r in self.driver.find_elements(By.CSS_SELECTOR, "#keys .row") if r.is_displayed()]), 3)
         active.send_keys("mm")
-        visible = [r.get_attribute("data-key") for r in self.driver.find_elements(By.CSS_SELECTOR, "tbody tr") if r.is_displayed()]
+        visible = [r.get_attribute("data-key") for r in self.driver.find_elements(By.CSS_SELECTOR, "#keys .row") if r.is_displayed()]
         self.assertEqual(visible, ["gamma"])
         active.send_keys(Keys.ESCAPE)
-        self.assertEqual(len([r for r in self.driver.find_elements(By.CSS_SELECTOR, "tbody tr") if r.is_displayed()]), 3)
+        self.assertEqual(len([r for r in self.driver.find_elements(By.CSS_SELECTOR, "#keys .row") if r.is_displayed()]), 3)
         body.send_keys("j")
         body.send_keys("j")
         body.send_keys(Keys.ARROW_UP)
         body.send_keys(Keys.ARROW_DOWN)
-        self.assertEqual(self.driver.find_element(By.CSS_SELECTOR, "tr.selected").get_attribute("data-key"), "beta")
+        self.assertEqual(self.driver.find_element(By.CSS_SELECTOR, "#keys .row.selected").get_attribute("data-key"), "beta")
         body.send_keys(Keys.ENTER)
         wait_until(lambda: self.driver.find_elements(By.CSS_SELECTOR, '#timeline article[data-key="beta"]'))
         body.send_keys(Keys.ESCAPE)
@@ -287,7 +287,7 @@ class InspectorTests(unittest.TestCase):
         wait_until(lambda: self.driver.find_elements(By.CSS_SELECTOR, '#timeline article[data-version="2"]'),
                    message="the timeline's new version")
         self.assertTrue(self.driver.execute_script("return window.__sameDocument === true"))
-        self.assertEqual(self.row("theme").find_element(By.CSS_SELECTOR, "td.key").text, "theme")
+        self.assertEqual(self.row("theme").find_element(By.CSS_SELECTOR, ".cell.key").text, "theme")
 
     def test_a_stalled_server_catches_up(self):
         path = self.sample()
@@ -329,7 +329,7 @@ class InspectorTests(unittest.TestCase):
             os.kill(server.process.pid, signal.SIGCONT)
         self.wait_version("counter", 3)
         self.wait_version("settings", 4)
-        wait_until(lambda: not self.driver.find_elements(By.CSS_SELECTOR, 'tbody tr[data-key="theme"]'),
+        wait_until(lambda: not self.driver.find_elements(By.CSS_SELECTOR, '#keys .row[data-key="theme"]'),
                    message="the removed key to go")
         wait_until(lambda: self.driver.find_element(By.ID, "status").text == "live", message="live again")
 
@@ -342,7 +342,7 @@ class InspectorTests(unittest.TestCase):
         self.driver.delete_all_cookies()
         self.driver.get(f"http://127.0.0.1:{server.port}/")
         self.assertEqual(self.driver.find_element(By.TAG_NAME, "body").text.strip(), "Unauthorized")
-        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "tbody tr"), [])
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "#keys .row"), [])
         self.driver.get(f"http://127.0.0.1:{server.port}/api/keys?token={'0' * 64}")
         self.assertEqual(self.driver.find_element(By.TAG_NAME, "body").text.strip(), "Unauthorized")
         # A name that resolves to 127.0.0.1 (DNS rebinding) is refused, token or not.
@@ -350,10 +350,10 @@ class InspectorTests(unittest.TestCase):
         self.assertEqual(self.driver.find_element(By.TAG_NAME, "body").text.strip(), "Misdirected Request")
         # localhost is this server; the token is then remembered in a cookie, and leaves the address bar.
         self.driver.get(f"http://localhost:{server.port}/?token={server.token}")
-        wait_until(lambda: self.driver.find_elements(By.CSS_SELECTOR, 'tbody tr[data-key="settings"]'))
+        wait_until(lambda: self.driver.find_elements(By.CSS_SELECTOR, '#keys .row[data-key="settings"]'))
         self.assertEqual(self.driver.current_url, f"http://localhost:{server.port}/")
         self.driver.refresh()
-        wait_until(lambda: self.driver.find_elements(By.CSS_SELECTOR, 'tbody tr[data-key="settings"]'))
+        wait_until(lambda: self.driver.find_elements(By.CSS_SELECTOR, '#keys .row[data-key="settings"]'))
         self.open_timeline("settings")
         self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "button.rollback"), [])
         status = self.driver.execute_async_script("""
@@ -376,14 +376,14 @@ class InspectorTests(unittest.TestCase):
         server = self.serve(path)
         self.open(server)
         row = self.row(key)
-        self.assertEqual(row.find_element(By.CSS_SELECTOR, "td.key").text, key)
+        self.assertEqual(row.find_element(By.CSS_SELECTOR, ".cell.key").text, key)
         articles = self.open_timeline(key)
         self.assertEqual(json.loads(articles[0].find_element(By.CSS_SELECTOR, "pre").text), value)
         self.assertEqual(self.driver.find_element(By.CSS_SELECTOR, "#timeline h2").text, key)
         time.sleep(0.2)
         self.assert_no_alert()
         self.assertIsNone(self.driver.execute_script("return window.__xss === undefined ? null : window.__xss"))
-        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "#timeline b, #keys img, #timeline img"), [])
+        self.assertEqual(self.driver.find_elements(By.CSS_SELECTOR, "#timeline b, #keys img, #timeline img, #keys script"), [])
 
     # MARK: writes
 
@@ -448,7 +448,7 @@ class InspectorTests(unittest.TestCase):
             first = wait_until(lambda: self.driver.execute_script("return window.__firstRowAt"), message="first row")
             times.append(first)
         count = wait_until(lambda: self.driver.execute_script(
-            "return document.querySelectorAll('tbody tr').length === 10000"), message="all rows")
+            "return document.querySelectorAll('#keys .row').length === 10000"), message="all rows")
         self.assertTrue(count)
         median = sorted(times)[len(times) // 2]
         RESULTS["first keys (10,000 keys)"] = (
@@ -473,6 +473,24 @@ class InspectorTests(unittest.TestCase):
         p99 = latencies[max(0, -(-len(latencies) * 99 // 100) - 1)]
         RESULTS["live update, commit to shown"] = f"p50 {p50} ms, p99 {p99} ms, max {latencies[-1]} ms over {len(latencies)} commits (goal p99 {LIVE_P99_GOAL_MS} ms)"
         self.assertLessEqual(p99, LIVE_P99_GOAL_MS)
+
+    def test_live_updates_with_10000_keys(self):
+        """Not a goal: the same measure with 10,000 keys (each commit costs the server a scan of the keys)."""
+        path = self.store([(f"key-{index:05d}", index) for index in range(10_000)])
+        server = self.serve(path)
+        self.open(server)
+        self.driver.execute_script("window.pldLatencies = []")
+        commits = 30
+        for index in range(commits):
+            tool("set", path, f"key-{index * 331 % 10_000:05d}", str(-index))
+            time.sleep(0.03)
+        wait_until(lambda: self.driver.execute_script("return window.pldLatencies.length") >= commits,
+                   message="every version shown")
+        latencies = sorted(self.driver.execute_script("return window.pldLatencies"))
+        RESULTS["live update with 10,000 keys (not a goal)"] = (
+            f"p50 {latencies[len(latencies) // 2]} ms, max {latencies[-1]} ms over {len(latencies)} commits")
+        for index in range(commits):
+            self.assertEqual(self.row_version(f"key-{index * 331 % 10_000:05d}"), 2)
 
     def test_goal_page_weight(self):
         path = self.sample()

@@ -3,7 +3,7 @@ import Foundation
 /// The inspector's page: one self-contained HTML document (style and script inline, allowed by the
 /// response's nonce), nothing loaded from anywhere else.
 ///
-/// The page lists every key (`tr` elements with `data-key` and `data-version`, kept current), shows a
+/// The page lists every key (`.row` elements with `data-key` and `data-version`, kept current), shows a
 /// key's timeline (each version's value, attribution and diff to the version before), and follows
 /// `GET /api/events`. Everything from the store is inserted with `textContent`, never as HTML.
 ///
@@ -61,20 +61,26 @@ enum InspectorPage {
     button:hover { border-color: var(--accent); }
     main { display: grid; grid-template-columns: minmax(0, 1.15fr) minmax(0, 1fr); height: calc(100% - 53px); }
     #keys-pane { overflow: auto; border-right: 1px solid var(--line); }
-    table { border-collapse: collapse; width: 100%; }
-    th { position: sticky; top: 0; background: var(--panel); text-align: left; font-weight: 600; font-size: 12px;
-      color: var(--muted); padding: 6px 8px; border-bottom: 1px solid var(--line); white-space: nowrap; }
-    td { padding: 5px 8px; border-bottom: 1px solid var(--line); white-space: nowrap; vertical-align: top; }
-    td.key { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; max-width: 260px; overflow: hidden;
-      text-overflow: ellipsis; }
-    td.who { max-width: 180px; overflow: hidden; text-overflow: ellipsis; }
-    td.num { text-align: right; font-variant-numeric: tabular-nums; }
-    td.muted, .muted { color: var(--muted); }
-    tbody tr { cursor: pointer; }
-    tbody tr:hover { background: var(--panel); }
-    tbody tr.selected { background: var(--select); }
-    tbody tr.flash td { animation: flash 1s ease-out; }
-    @keyframes flash { from { background: var(--flash); } to { background: transparent; } }
+    /* Rows of one fixed height, each contained: a changed row never makes the browser lay out the 10,000
+       others, and rows out of view are not rendered at all. */
+    .row { display: grid; grid-template-columns: minmax(0, 1fr) 72px 172px 72px 92px 120px; height: 31px;
+      border-bottom: 1px solid var(--line); contain: layout style paint; content-visibility: auto;
+      contain-intrinsic-size: auto 31px; }
+    .row[hidden] { display: none; }
+    .row.head { position: sticky; top: 0; z-index: 1; background: var(--panel); font-weight: 600; font-size: 12px;
+      color: var(--muted); content-visibility: visible; }
+    .cell { padding: 5px 8px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+    .head .cell { padding-top: 7px; }
+    .cell.key { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }
+    .cell.num { text-align: right; font-variant-numeric: tabular-nums; }
+    .muted { color: var(--muted); }
+    #keys .row { cursor: pointer; }
+    #keys .row:hover { background: var(--panel); }
+    #keys .row.selected { background: var(--select); }
+    #keys .cell.flash-a { animation: flash-a 1.2s ease-out; }
+    #keys .cell.flash-b { animation: flash-b 1.2s ease-out; }
+    @keyframes flash-a { from { background: var(--flash); } to { background: transparent; } }
+    @keyframes flash-b { from { background: var(--flash); } to { background: transparent; } }
     #timeline { overflow: auto; padding: 14px 18px; }
     #timeline h2 { font-size: 15px; margin: 0 0 10px; font-family: ui-monospace, SFMono-Regular, Menlo, monospace;
       word-break: break-all; }
@@ -107,11 +113,9 @@ enum InspectorPage {
       <button id="theme" type="button" title="Switch between light and dark">Theme</button>
     </header>
     <main>
-      <section id="keys-pane" aria-label="Keys">
-        <table>
-          <thead><tr><th>Key</th><th>Version</th><th>Written at</th><th>Schema</th><th>Retention</th><th>Attribution</th></tr></thead>
-          <tbody id="keys"></tbody>
-        </table>
+      <section id="keys-pane" role="table" aria-label="Keys">
+        <div class="row head" role="row"><div class="cell" role="columnheader">Key</div><div class="cell num" role="columnheader">Version</div><div class="cell" role="columnheader">Written at</div><div class="cell num" role="columnheader">Schema</div><div class="cell" role="columnheader">Retention</div><div class="cell" role="columnheader">Attribution</div></div>
+        <div id="keys" role="rowgroup"></div>
       </section>
       <section id="timeline" aria-label="Timeline"><p class="empty">Select a key to see its versions.</p></section>
     </main>
@@ -182,8 +186,13 @@ enum InspectorPage {
         cells[5].title = cells[5].textContent;
       }
       function makeRow(s) {
-        const tr = document.createElement("tr");
-        tr.append(el("td", "key"), el("td", "num"), el("td"), el("td", "num"), el("td"), el("td", "muted who"));
+        const tr = el("div", "row");
+        tr.setAttribute("role", "row");
+        for (const name of ["cell key", "cell num", "cell", "cell num", "cell", "cell muted"]) {
+          const cell = el("div", name);
+          cell.setAttribute("role", "cell");
+          tr.append(cell);
+        }
         fillRow(tr, s);
         if (!matches(s.key)) tr.hidden = true;
         if (s.key === selected) tr.classList.add("selected");
@@ -234,7 +243,13 @@ enum InspectorPage {
           tbody.insertBefore(tr, next);
           updateCount();
         }
-        if (tr) { tr.classList.remove("flash"); void tr.offsetWidth; tr.classList.add("flash"); }
+        if (tr) {
+          // Two names of one animation: switching restarts it without forcing a layout.
+          const cell = tr.children[1];
+          const next = cell.classList.contains("flash-a") ? "flash-b" : "flash-a";
+          cell.classList.remove("flash-a", "flash-b");
+          cell.classList.add(next);
+        }
         return true;
       }
       function removeKey(key) {
@@ -269,7 +284,7 @@ enum InspectorPage {
         select(keys[next], true);
       }
       tbody.addEventListener("click", (event) => {
-        const tr = event.target.closest("tr");
+        const tr = event.target.closest(".row");
         if (!tr) return;
         select(tr.dataset.key, false);
         openTimeline(tr.dataset.key);
