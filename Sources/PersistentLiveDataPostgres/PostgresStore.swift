@@ -90,7 +90,7 @@ public final class PostgresStore: Service, Sendable {
     }
     let decoding = StoredValueDecoding<Value>(
       key: key, policy: database.options.onUndecodable, logger: database.options.logger,
-      events: database.events)
+      events: database.events, instrumentation: database.instrumentation)
     // A notification that arrives before the instance is registered is not lost: it is read again below.
     let noticed = database.changeSignal.generation
     // Nor a write whose notification never came: the periodic catch-up looks from before this read.
@@ -142,6 +142,15 @@ public final class PostgresStore: Service, Sendable {
   ///   or as ``SharedLiveData/set(_:isolation:)``; nothing has changed then.
   public func transaction(
     isolation: isolated (any Actor)? = #isolation, _ body: (SharedTransaction) throws -> Void
+  ) async throws {
+    try await database.instrumentation.measure(.transaction, key: nil) {
+      try await transaction(isolation, body)
+    }
+  }
+
+  /// The body of ``transaction(isolation:_:)``.
+  private func transaction(
+    _ isolation: isolated (any Actor)?, _ body: (SharedTransaction) throws -> Void
   ) async throws {
     let transaction = SharedTransaction(database: database)
     try body(transaction)

@@ -57,6 +57,10 @@ final class SharedDatabase: Sendable {
   let notifier: SharedNotifier
   /// Where the periodic catch-up resumes.
   let changeFeed = SharedChangeFeed()
+  /// What the store reports to swift-metrics and swift-distributed-tracing.
+  let instrumentation: StoreInstrumentation
+  /// Whether the last attempt to reach the server succeeded (`pld.postgres.reachable`).
+  let reachability: ServerReachability
   /// The hash of every key that had a live value, to find the key of a notification that carried only
   /// the hash (a key too long for the payload).
   private let keysByHash = Locked<[String: String]>([:])
@@ -80,6 +84,8 @@ final class SharedDatabase: Sendable {
   init(client: PostgresClient, options: PostgresStoreOptions) {
     self.client = client
     self.options = options
+    instrumentation = StoreInstrumentation(backend: .postgresql, tracesKeys: options.tracesKeys)
+    reachability = ServerReachability(gauge: instrumentation.metrics?.reachable)
     notifier = SharedNotifier(
       client: client, timeout: options.operationTimeout, logger: options.logger ?? SharedSchema.quiet)
   }
@@ -311,9 +317,13 @@ final class SharedDatabase: Sendable {
     _ operation: String, timeout: Duration? = nil, _ body: @escaping @Sendable () async throws -> Result
   ) async throws -> Result {
     do {
-      return try await withDeadline(timeout ?? options.operationTimeout, operation: operation, body)
+      let result = try await withDeadline(timeout ?? options.operationTimeout, operation: operation, body)
+      reachability.record(reached: true)
+      return result
     } catch {
-      throw Self.translate(error, operation: operation)
+      let translated = Self.translate(error, operation: operation)
+      reachability.record(failure: translated)
+      throw translated
     }
   }
 

@@ -65,6 +65,11 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
   ///   nested deeper than the 512 levels `JSONDecoder` reads back), thrown before anything reaches the
   ///   server; memory has not changed then.
   public func set(_ newValue: Value, isolation: isolated (any Actor)? = #isolation) async throws {
+    try await database.instrumentation.measure(.set, key: key) { try await set(newValue, isolation) }
+  }
+
+  /// The body of ``set(_:isolation:)``.
+  private func set(_ newValue: Value, _ isolation: isolated (any Actor)?) async throws {
     let payload = try encode(newValue)
     let committed = try await database.commit([write(payload)], operation: "set")
     guard let committed = committed?.first else { return }
@@ -92,6 +97,13 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
     isolation: isolated (any Actor)? = #isolation,
     _ transform: @escaping @Sendable (inout Value) throws -> Void
   ) async throws -> Value {
+    try await database.instrumentation.measure(.update, key: key) { try await update(isolation, transform) }
+  }
+
+  /// The body of ``update(isolation:_:)``: the transform, run again after every conflict.
+  private func update(
+    _ isolation: isolated (any Actor)?, _ transform: @escaping @Sendable (inout Value) throws -> Void
+  ) async throws -> Value {
     let onMainActor = isolation === MainActor.shared
     while true {
       let base = snapshot
@@ -104,6 +116,7 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
         return candidate
       }
       // Another write came first: continue from the newest version (as the decode policy allows).
+      database.instrumentation.countRetry()
       guard let row = try await database.latestRow(key: key) else { continue }
       let newest = try decoding.reload(row, current: value)
       commitTimes.record(row.version, milliseconds: row.writtenAtMilliseconds)
@@ -158,6 +171,13 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
   ///   pruned, `PersistentLiveDataError.undecodable(key:version:reason:)` if it does not decode, or as
   ///   ``set(_:isolation:)``; nothing has changed then.
   public func rollback(to version: Int64, isolation: isolated (any Actor)? = #isolation) async throws {
+    try await database.instrumentation.measure(.rollback, key: key) {
+      try await rollback(to: version, isolation)
+    }
+  }
+
+  /// The body of ``rollback(to:isolation:)``.
+  private func rollback(to version: Int64, _ isolation: isolated (any Actor)?) async throws {
     guard let row = try await database.row(key: key, version: version) else {
       throw PersistentLiveDataError.unknownVersion(key: key, version: version)
     }

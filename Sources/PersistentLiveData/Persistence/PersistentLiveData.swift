@@ -70,8 +70,10 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
   /// - Throws: ``PersistentLiveDataError`` (encoding failure, disk full, read-only, busy, closed store…);
   ///   nothing has changed then.
   public func set(_ newValue: Value, isolation: isolated (any Actor)? = #isolation) throws {
-    let payload = try ValueCodec.encode(newValue, key: key)
-    try write(newValue, payload: payload, expectedVersion: nil, isolation: isolation)
+    try database.instrumentation.measure(.set, key: key) {
+      let payload = try ValueCodec.encode(newValue, key: key)
+      try write(newValue, payload: payload, expectedVersion: nil, isolation: isolation)
+    }
   }
 
   /// Atomically reads, transforms and writes the value as the next version.
@@ -93,6 +95,15 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
   public func update(
     isolation: isolated (any Actor)? = #isolation, _ transform: (inout Value) throws -> Void
   ) throws -> Value {
+    try database.instrumentation.measure(.update, key: key) {
+      try updateRetrying(isolation: isolation, transform)
+    }
+  }
+
+  /// The body of ``update(isolation:_:)``: the transform, run again after every conflict.
+  private func updateRetrying(
+    isolation: isolated (any Actor)?, _ transform: (inout Value) throws -> Void
+  ) throws -> Value {
     try database.ensureWritable()  // before the transform runs
     while true {
       let base = currentBase()
@@ -103,6 +114,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
         try write(candidate, payload: payload, expectedVersion: base.version, isolation: isolation)
         return candidate
       } catch let conflict as VersionConflict {
+        database.instrumentation.countRetry()
         try reload(expecting: conflict.latestVersion, isolation: isolation)
       }
     }
@@ -176,6 +188,11 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
   ///   ``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` if it does not decode,
   ///   whatever the ``DecodeFailurePolicy``; otherwise as ``set(_:isolation:)``. Nothing has changed then.
   public func rollback(to version: Int64, isolation: isolated (any Actor)? = #isolation) throws {
+    try database.instrumentation.measure(.rollback, key: key) { try rollback(to: version, isolation) }
+  }
+
+  /// The body of ``rollback(to:isolation:)``.
+  private func rollback(to version: Int64, _ isolation: isolated (any Actor)?) throws {
     guard let row = try database.row(key: key, version: version) else {
       throw PersistentLiveDataError.unknownVersion(key: key, version: version)
     }
@@ -200,7 +217,10 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
   /// - Parameter isolation: The caller's isolation, filled in by the compiler.
   /// - Throws: As ``set(_:isolation:)``; nothing has changed then.
   public func reset(isolation: isolated (any Actor)? = #isolation) throws {
-    try set(defaultValue, isolation: isolation)
+    try database.instrumentation.measure(.reset, key: key) {
+      let payload = try ValueCodec.encode(defaultValue, key: key)
+      try write(defaultValue, payload: payload, expectedVersion: nil, isolation: isolation)
+    }
   }
 
   // MARK: Internals

@@ -78,6 +78,7 @@ extension StoreDatabase {
     committed()
     switch outcome {
     case .success(let outcome):
+      instrumentation.recordGroupCommit(size: requests.count)
       notify(outcome)
       for (request, error) in zip(requests, errors) { request.finish(error) }
     case .failure(let error):

@@ -48,7 +48,7 @@ extension StoreDatabase {
     connection: SQLiteConnection, state: WriterState
   ) throws -> CommitOutcome {
     do {
-      try connection.commit()
+      try instrumentation.measureCommit { try connection.commit() }
     } catch {
       connection.rollback()
       throw error
