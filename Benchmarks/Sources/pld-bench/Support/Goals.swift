@@ -164,12 +164,28 @@ struct Goals {
         detail: value("idle", "poll 50ms", "percentOfOneCore").map {
           "polling every 50 ms: \(Format.value($0)) %"
         } ?? ""))
+    for mode in ["normal", "full"] {
+      goals.append(
+        Goal(
+          issue: "31", goal: "set 114 B \(mode): with a Prometheus backend / without (time ratio)",
+          figure: value("metrics", "prometheus \(mode)", "timeRatioToNone"), target: 1.02, unit: "x",
+          detail: value("metrics", "prometheus \(mode)", "p50RatioToNone").map {
+            "p50 ratio \(Format.ratio($0))"
+          }
+            ?? ""))
+      goals.append(
+        Goal(
+          issue: "31", goal: "set 114 B \(mode) without a metrics backend / raw (time ratio)",
+          figure: value("metrics", "none \(mode)", "timeRatioToRaw"), target: 1.1, unit: "x",
+          detail: value("metrics", "none \(mode)", "p50RatioToRaw").map { "p50 ratio \(Format.ratio($0))" }
+            ?? ""))
+    }
     return goals
   }
 
   func print(_ report: Report) {
     var section = Section(
-      "Goals (issues 2, 3, 7, 13, 16): this run's figures"
+      "Goals (issues 2, 3, 7, 13, 16, 31): this run's figures"
         + (quick ? " — quick mode, not a measurement" : ""),
       header: ["issue", "goal", "figure", "target", "status", "also"])
     for goal in goals {

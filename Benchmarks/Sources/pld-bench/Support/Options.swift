@@ -20,7 +20,7 @@ struct Options {
   /// The groups, in the order a run takes them.
   static let groupNames = [
     "fsync", "delivery", "registration", "set", "encoding", "restore", "open", "history", "retention",
-    "checkpoint", "memory", "groupcommit", "idle", "external", "external-scale",
+    "checkpoint", "memory", "groupcommit", "idle", "external", "external-scale", "metrics",
   ]
 
   static let usage = """
