@@ -110,8 +110,9 @@ import Testing
     try await holder.value
     #expect(count.value == 8)
     let sizes = try metrics.expectRecorder("pld.group_commit.size").values
-    #expect(sizes.contains(8), "the eight waiting calls committed as one group: \(sizes)")
-    #expect(sizes.reduce(0, +) == 9, "every call counted once, the holder in a group of its own: \(sizes)")
+    // The eight waiting calls commit together (with the holder, if its group took them in).
+    #expect((sizes.max() ?? 0) >= 8, "the eight waiting calls committed as one group: \(sizes)")
+    #expect(sizes.reduce(0, +) == 9, "every call counted once, the holder's included: \(sizes)")
   }
 
   @Test(.enabled(if: SQLiteCLI.isAvailable, "needs the sqlite3 command-line client"))
