@@ -209,7 +209,7 @@ public final class SharedTransaction {
     guard data.database === database else { throw SharedStoreError.foreignValue(key: data.key) }
     let payload = String(decoding: try ValueCodec.encode(value, key: data.key), as: UTF8.self)
     staged.append(
-      Staged(write: data.write(payload)) { version, onMainActor in
+      Staged(write: try data.write(payload)) { version, onMainActor in
         data.advance(to: value, version: version, onMainActor: onMainActor)
       })
   }

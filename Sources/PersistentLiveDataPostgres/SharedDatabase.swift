@@ -12,6 +12,9 @@ struct SharedWrite: Sendable {
   /// For an optimistic write (``SharedLiveData/update(isolation:_:)``): the version it was computed
   /// from. Nil writes unconditionally.
   var expectedVersion: Int64?
+  /// Who writes it, and why: ``WriteAttribution/current`` where the write was called (checked against
+  /// its limits then); NULLs in the row when nil.
+  var attribution: WriteAttribution?
 }
 
 /// Where a read goes: to any connection of the pool, or to one connection the caller holds (the
@@ -272,13 +275,13 @@ final class SharedDatabase: Sendable {
     return try await bounded(operation) { [client] in
       var rows: [StoredRow] = []
       let sequence = try await route.query(query, client: client)
-      for try await (version, payload, schemaVersion, milliseconds) in sequence.decode(
-        (Int64, String, Int, Int64).self)
+      for try await (version, payload, schemaVersion, milliseconds, author, reason) in sequence.decode(
+        (Int64, String, Int, Int64, String?, String?).self)
       {
         rows.append(
           StoredRow(
             key: key, version: version, writtenAtMilliseconds: milliseconds, payload: Data(payload.utf8),
-            schemaVersion: schemaVersion))
+            schemaVersion: schemaVersion, attribution: WriteAttribution(storedAuthor: author, reason: reason)))
       }
       return rows
     }

@@ -66,7 +66,7 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
   ///   server; memory has not changed then.
   public func set(_ newValue: Value, isolation: isolated (any Actor)? = #isolation) async throws {
     let payload = try encode(newValue)
-    let committed = try await database.commit([write(payload)], operation: "set")
+    let committed = try await database.commit([try write(payload)], operation: "set")
     guard let committed = committed?.first else { return }
     apply(newValue, committed: committed, onMainActor: isolation === MainActor.shared)
   }
@@ -93,11 +93,12 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
     _ transform: @escaping @Sendable (inout Value) throws -> Void
   ) async throws -> Value {
     let onMainActor = isolation === MainActor.shared
+    _ = try WriteAttribution.validatedCurrent()  // an attribution over its limit throws before the transform
     while true {
       let base = snapshot
       var candidate = base.value
       try transform(&candidate)
-      var write = write(try encode(candidate))
+      var write = try write(try encode(candidate))
       write.expectedVersion = base.version
       if let committed = try await database.commit([write], operation: "update")?.first {
         apply(candidate, committed: committed, onMainActor: onMainActor)
@@ -122,7 +123,9 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
   public func history(limit: Int? = nil) async throws -> [Versioned<Value>] {
     try await database.history(key: key, limit: limit).compactMap { row in
       do {
-        return Versioned(version: row.version, value: try decoding.decode(row), writtenAt: row.writtenAt)
+        return Versioned(
+          version: row.version, value: try decoding.decode(row), writtenAt: row.writtenAt,
+          attribution: row.attribution)
       } catch {
         database.logger.warning(
           "history() leaves out a version that does not decode",
@@ -165,7 +168,7 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
     let payload =
       row.schemaVersion == decoding.schemaVersion
       ? String(decoding: row.payload, as: UTF8.self) : try encode(restored)
-    let committed = try await database.commit([write(payload)], operation: "rollback")
+    let committed = try await database.commit([try write(payload)], operation: "rollback")
     guard let committed = committed?.first else { return }
     apply(restored, committed: committed, onMainActor: isolation === MainActor.shared)
   }
@@ -214,8 +217,13 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
     String(decoding: try ValueCodec.encode(value, key: key), as: UTF8.self)
   }
 
-  func write(_ payload: String) -> SharedWrite {
-    SharedWrite(key: key, keyHash: keyHash, payload: payload, schemaVersion: decoding.schemaVersion)
+  /// A write of `payload`, recording the ``WriteAttribution/current`` of the caller.
+  ///
+  /// - Throws: ``WriteAttributionTooLong`` when it is over a limit; nothing is written then.
+  func write(_ payload: String) throws -> SharedWrite {
+    var write = SharedWrite(key: key, keyHash: keyHash, payload: payload, schemaVersion: decoding.schemaVersion)
+    write.attribution = try WriteAttribution.validatedCurrent()
+    return write
   }
 
   /// Moves memory to a version this replica committed, notifies, and wakes `changes(since:)` readers.

@@ -94,6 +94,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
     isolation: isolated (any Actor)? = #isolation, _ transform: (inout Value) throws -> Void
   ) throws -> Value {
     try database.ensureWritable()  // before the transform runs
+    _ = try WriteAttribution.validatedCurrent()  // so is an attribution over its limit
     while true {
       let base = currentBase()
       var candidate = base.value
@@ -128,7 +129,8 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
     try historyEntries(limit: limit).compactMap { entry in
       switch entry.result {
       case .success(let value):
-        return Versioned(version: entry.version, value: value, writtenAt: entry.writtenAt)
+        return Versioned(
+          version: entry.version, value: value, writtenAt: entry.writtenAt, attribution: entry.attribution)
       case .failure(let error):
         database.options.logger?.warning(
           "history() leaves out a version that does not decode",
@@ -225,7 +227,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
     _ newValue: Value, payload: Data, expectedVersion: Int64?, isolation: isolated (any Actor)?
   ) throws {
     let onMainActor = isolation === MainActor.shared
-    let write = PendingWrite(
+    let write = try PendingWrite(
       key: key, payload: payload, schemaVersion: decoding.schemaVersion, expectedVersion: expectedVersion,
       staged: newValue
     ) { [self] committed in

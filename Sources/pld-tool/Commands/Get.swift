@@ -34,6 +34,10 @@ extension PLDTool {
         console.writeJSON(output.json)
       } else {
         console.writeLine(output.prettyValue)
+        // On standard error, so that standard output stays the value's JSON.
+        if row.attribution != nil {
+          console.writeError("version \(row.version)\(output.attributionSuffix)\n")
+        }
       }
     }
   }
