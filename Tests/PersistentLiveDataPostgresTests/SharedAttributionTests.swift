@@ -60,8 +60,8 @@ struct SharedAttributionTests {
     #expect(try await onB.history().reversed().map(\.attribution) == expected)
     #expect(
       try fixture.psql(
-        "SELECT string_agg(version || ':' || coalesce(author, '-') || ':' || coalesce(reason, '-'), ' ' "
-          + "ORDER BY version) FROM pld_values v JOIN pld_heads h USING (key_hash) WHERE h.key = 'count'")
+        "SELECT string_agg(v.version || ':' || coalesce(author, '-') || ':' || coalesce(reason, '-'), ' ' "
+          + "ORDER BY v.version) FROM pld_values v JOIN pld_heads h USING (key_hash) WHERE h.key = 'count'")
         == "1:-:- 2:set:r-set 3:update:r-update 4:rollback:r-rollback 5:transaction:r-transaction "
         + "6:-:reason only")
     await a.shutDown()
