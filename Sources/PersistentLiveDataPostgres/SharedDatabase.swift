@@ -281,7 +281,8 @@ final class SharedDatabase: Sendable {
         rows.append(
           StoredRow(
             key: key, version: version, writtenAtMilliseconds: milliseconds, payload: Data(payload.utf8),
-            schemaVersion: schemaVersion, attribution: WriteAttribution(storedAuthor: author, reason: reason)))
+            schemaVersion: schemaVersion, attribution: WriteAttribution(storedAuthor: author, reason: reason))
+        )
       }
       return rows
     }

@@ -221,7 +221,8 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
   ///
   /// - Throws: ``WriteAttributionTooLong`` when it is over a limit; nothing is written then.
   func write(_ payload: String) throws -> SharedWrite {
-    var write = SharedWrite(key: key, keyHash: keyHash, payload: payload, schemaVersion: decoding.schemaVersion)
+    var write = SharedWrite(
+      key: key, keyHash: keyHash, payload: payload, schemaVersion: decoding.schemaVersion)
     write.attribution = try WriteAttribution.validatedCurrent()
     return write
   }

@@ -13,7 +13,9 @@ import Testing
 struct SharedAttributionTests {
   static let ops = WriteAttribution(author: "ops", reason: "INC-42")
 
-  static func by(_ author: String) -> WriteAttribution { WriteAttribution(author: author, reason: "r-\(author)") }
+  static func by(_ author: String) -> WriteAttribution {
+    WriteAttribution(author: author, reason: "r-\(author)")
+  }
 
   @Test func everyWriteRecordsItsCallersAttributionAndAnotherReplicaReadsIt() async throws {
     let fixture = try SharedFixture()

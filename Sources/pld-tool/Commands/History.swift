@@ -7,7 +7,7 @@ extension PLDTool {
     static let configuration = CommandConfiguration(
       abstract:
         "List the stored versions of a key, newest first: version, time, size, schema version, author and "
-          + "reason (when recorded) and value.")
+        + "reason (when recorded) and value.")
 
     @OptionGroup var options: DatabaseOptions
 

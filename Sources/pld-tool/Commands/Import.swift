@@ -144,7 +144,9 @@ extension PLDTool {
                   schemaVersion: entry.schemaVersion, attribution: entry.attribution)
                 version = exported
               } else {
-                version = try WriteAttribution.$current.withValue(entry.attribution ?? attribution.attribution) {
+                version = try WriteAttribution.$current.withValue(
+                  entry.attribution ?? attribution.attribution
+                ) {
                   try store.setJSON(entry.value, forKey: entry.key, schemaVersion: entry.schemaVersion)
                 }
               }
@@ -345,7 +347,9 @@ extension PLDTool {
         var parts: [String: String] = [:]
         for name in ["author", "reason"] {
           guard let member = object[name] else { continue }
-          guard case .string(let text) = member else { throw failure("has an \"\(name)\" that is not a string") }
+          guard case .string(let text) = member else {
+            throw failure("has an \"\(name)\" that is not a string")
+          }
           parts[name] = text
         }
         let attribution = WriteAttribution(storedAuthor: parts["author"], reason: parts["reason"])
@@ -353,7 +357,8 @@ extension PLDTool {
           try attribution?.validate()
         } catch let error as WriteAttributionTooLong {
           throw failure(
-            "has an \"\(error.field.name)\" of \(error.byteCount) bytes of UTF-8; the limit is \(error.limit) bytes")
+            "has an \"\(error.field.name)\" of \(error.byteCount) bytes of UTF-8; the limit is \(error.limit) bytes"
+          )
         }
         entries.append(
           Entry(

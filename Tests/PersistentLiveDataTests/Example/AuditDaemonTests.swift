@@ -50,7 +50,8 @@ import Testing
       observedLatest = observedLatest || observed(line)
       return auditedTwo && observedLatest
     }
-    #expect(seen.contains { $0.hasPrefix("audit: v1 ") && $0.hasSuffix(#" by alice (INC-42): {"beta":true}"#) })
+    #expect(
+      seen.contains { $0.hasPrefix("audit: v1 ") && $0.hasSuffix(#" by alice (INC-42): {"beta":true}"#) })
     #expect(seen.contains { $0.hasPrefix("audit: v2 ") && $0.hasSuffix(#": {"beta":false,"dark":true}"#) })
     #expect(seen.contains(where: observed))
     first.kill(SIGTERM)

@@ -44,13 +44,15 @@ extension Persistence {
       }
       #expect(seen == expected)
       // The row carries it: any SQLite client reads it.
-      #expect(try Self.stored(path, key: "flags") == "1:-:- 2:ops:INC-42 3:only-author:- 4:-:only reason 5:-:-")
+      #expect(
+        try Self.stored(path, key: "flags") == "1:-:- 2:ops:INC-42 3:only-author:- 4:-:only reason 5:-:-")
       try store.close()
 
       // And a store that opens the file later.
       let reopened = try PersistentStore(path: path)
       defer { try? reopened.close() }
-      #expect(try reopened.liveData("flags", default: "on").history().reversed().map(\.attribution) == expected)
+      #expect(
+        try reopened.liveData("flags", default: "on").history().reversed().map(\.attribution) == expected)
     }
 
     @Test func everyKindOfWriteRecordsIt() async throws {
@@ -58,7 +60,9 @@ extension Persistence {
       let path = folder.path("store.db")
       let store = try PersistentStore(path: path)
       let count = try store.liveData("count", default: 0)
-      func by(_ author: String) -> WriteAttribution { WriteAttribution(author: author, reason: "r-\(author)") }
+      func by(_ author: String) -> WriteAttribution {
+        WriteAttribution(author: author, reason: "r-\(author)")
+      }
 
       try WriteAttribution.$current.withValue(by("set")) { try count.set(1) }
       try WriteAttribution.$current.withValue(by("update")) { try count.update { $0 += 1 } }
@@ -75,9 +79,10 @@ extension Persistence {
       let history = try count.history().reversed()
       #expect(history.map(\.value) == [1, 2, 0, 10, 11, 12, 1])
       #expect(
-        history.map(\.attribution) == [
-          "set", "update", "reset", "transaction", "write", "store.write", "rollback",
-        ].map(by))
+        history.map(\.attribution)
+          == [
+            "set", "update", "reset", "transaction", "write", "store.write", "rollback",
+          ].map(by))
     }
 
     @Test func rollbackRecordsTheCurrentAttributionNotTheOldVersions() throws {

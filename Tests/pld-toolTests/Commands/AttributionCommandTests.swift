@@ -25,7 +25,9 @@ import Testing
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let path = directory.path("app.db")
-    var result = runInProcess(["set", path, "flags", "1", "--create", "--author", "alice", "--reason", "launch"])
+    var result = runInProcess([
+      "set", path, "flags", "1", "--create", "--author", "alice", "--reason", "launch",
+    ])
     #expect(result.status == 0, "\(result)")
     result = runInProcess(["set", path, "flags", "2", "--author", "bob"])
     #expect(result.status == 0, "\(result)")
@@ -51,7 +53,8 @@ import Testing
     #expect(getHuman.stderr == "version 1 · by alice · \"launch\"\n")
 
     let exported = runInProcess(["export", path])
-    #expect(exported.stdout.contains(#""schemaVersion":1,"author":"carol","reason":"INC-9 revert","value":1"#))
+    #expect(
+      exported.stdout.contains(#""schemaVersion":1,"author":"carol","reason":"INC-9 revert","value":1"#))
 
     result = runInProcess(["delete", path, "flags", "--author", "dave", "--reason", "cleanup"])
     #expect(result.status == 0, "\(result)")
@@ -86,7 +89,9 @@ import Testing
     let path = directory.path("app.db")
     let author256 = String(repeating: "é", count: 128)
     let reason4096 = String(repeating: "é", count: 2_048)
-    var result = runInProcess(["set", path, "k", "1", "--create", "--author", author256, "--reason", reason4096])
+    var result = runInProcess([
+      "set", path, "k", "1", "--create", "--author", author256, "--reason", reason4096,
+    ])
     #expect(result.status == 0, "\(result)")
 
     result = runInProcess(["set", path, "k", "2", "--author", "a" + author256])
@@ -117,7 +122,8 @@ import Testing
       let store = try PersistentStore(path: source)
       let flags = try store.liveData("flags", default: "")
       try flags.set("none")
-      try WriteAttribution.$current.withValue(WriteAttribution(author: "alice", reason: "a \"quoted\"\nline")) {
+      try WriteAttribution.$current.withValue(WriteAttribution(author: "alice", reason: "a \"quoted\"\nline"))
+      {
         try flags.set("both")
       }
       try WriteAttribution.$current.withValue(WriteAttribution(author: "zoë")) { try flags.set("author") }

@@ -17,7 +17,8 @@ struct AttributionBenchmark {
   private var warmUp: Int { quick ? 2 : 100 }
 
   /// The attribution the first contender writes with: about what an operator's change carries.
-  static let attribution = WriteAttribution(author: "ops@example.com", reason: "INC-4211: turn off the new checkout")
+  static let attribution = WriteAttribution(
+    author: "ops@example.com", reason: "INC-4211: turn off the new checkout")
 
   func run(_ report: Report) throws {
     let values = ValueCycle(Profile.sample)
@@ -70,10 +71,12 @@ struct AttributionBenchmark {
     let results = try measureWrites(
       [with, without, raw], rounds: rounds, writesPerRound: writesPerRound, warmUp: warmUp)
     let expected = Int64(rounds * writesPerRound + warmUp)
-    try BenchmarkError.expect(attributed.version == expected, "with wrote \(attributed.version) of \(expected)")
+    try BenchmarkError.expect(
+      attributed.version == expected, "with wrote \(attributed.version) of \(expected)")
     try BenchmarkError.expect(plain.version == expected, "without wrote \(plain.version) of \(expected)")
     try BenchmarkError.expect(
-      try attributed.history(limit: 1).first?.attribution == Self.attribution, "the attribution was not recorded")
+      try attributed.history(limit: 1).first?.attribution == Self.attribution,
+      "the attribution was not recorded")
 
     for (label, result) in zip(["with", "without", "raw"], results) {
       let baseline = label == "raw" ? nil : results[2]

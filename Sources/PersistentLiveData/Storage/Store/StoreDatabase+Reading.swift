@@ -173,6 +173,10 @@ extension SQLiteStatement {
   /// Binds `attribution`'s author and reason (NULL for what is missing) at `index` and `index + 1`.
   func bind(_ attribution: WriteAttribution?, at index: Int) throws {
     if let author = attribution?.author { try bind(author, at: index) } else { try bindNull(at: index) }
-    if let reason = attribution?.reason { try bind(reason, at: index + 1) } else { try bindNull(at: index + 1) }
+    if let reason = attribution?.reason {
+      try bind(reason, at: index + 1)
+    } else {
+      try bindNull(at: index + 1)
+    }
   }
 }
