@@ -31,10 +31,11 @@ enum ReadRoute: Sendable {
   }
 }
 
-/// The version a write committed as, and when.
+/// The version a write committed as, and when, and the attribution it recorded.
 struct CommittedVersion: Sendable {
   let version: Int64
   let writtenAtMilliseconds: Int64
+  var attribution: WriteAttribution?
 }
 
 /// What a shared store does on its server: the statements, each bounded by the operation timeout, and
@@ -167,7 +168,8 @@ final class SharedDatabase: Sendable {
         }
       }
     }
-    guard let committed else { return nil }
+    guard var committed else { return nil }
+    for index in committed.indices { committed[index].attribution = writes[index].attribution }
     SharedStoreTestHooks.afterCommitBeforeNotify.withLock { $0 }?(committed.map(\.version))
     notifier.send(
       zip(writes, committed).map { SharedNotification(write: $0, version: $1.version, origin: origin) })

@@ -42,7 +42,7 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
     self.decoding = decoding
     commitTimes = CommitTimes(
       source: .fetched { [database, key = decoding.key] version in
-        try await database.row(key: key, version: version)?.writtenAt
+        try await database.row(key: key, version: version).map { ($0.writtenAt, $0.attribution) }
       })
     super.init(value: value, version: version)
   }
@@ -107,7 +107,7 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
       // Another write came first: continue from the newest version (as the decode policy allows).
       guard let row = try await database.latestRow(key: key) else { continue }
       let newest = try decoding.reload(row, current: value)
-      commitTimes.record(row.version, milliseconds: row.writtenAtMilliseconds)
+      commitTimes.record(row.version, milliseconds: row.writtenAtMilliseconds, attribution: row.attribution)
       advance(to: newest, version: row.version, onMainActor: onMainActor).notifyObservers()
     }
   }
@@ -229,7 +229,8 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
 
   /// Moves memory to a version this replica committed, notifies, and wakes `changes(since:)` readers.
   func apply(_ newValue: Value, committed: CommittedVersion, onMainActor: Bool) {
-    commitTimes.record(committed.version, milliseconds: committed.writtenAtMilliseconds)
+    commitTimes.record(
+      committed.version, milliseconds: committed.writtenAtMilliseconds, attribution: committed.attribution)
     var effect = advance(to: newValue, version: committed.version, onMainActor: onMainActor)
     // A catch-up may have brought this version in first: observers still hear of it before this returns.
     if effect.isEmpty { effect = pendingDelivery(onMainActor: onMainActor) }
@@ -242,7 +243,7 @@ extension SharedLiveData: StoredLiveValue {
   /// Moves to a row another replica committed, if it is newer and decodes.
   package func receive(_ row: StoredRow, onMainActor: Bool) -> CommitEffect {
     guard row.version > version, let value = decoding.received(row) else { return .none }
-    commitTimes.record(row.version, milliseconds: row.writtenAtMilliseconds)
+    commitTimes.record(row.version, milliseconds: row.writtenAtMilliseconds, attribution: row.attribution)
     return advance(to: value, version: row.version, onMainActor: onMainActor)
   }
 }

@@ -70,6 +70,31 @@ struct SharedAttributionTests {
     await b.shutDown()
   }
 
+  @MainActor
+  @Test func versionedObserversOnBothReplicasReceiveTheAttribution() async throws {
+    let fixture = try SharedFixture()
+    let a = fixture.replica()
+    let b = fixture.replica()
+    let onA = try await a.store.liveData("flags", default: 0)
+    let onB = try await b.store.liveData("flags", default: 0)
+    var seenOnA: [Versioned<Int>] = []
+    let seenOnB = Locked<[Versioned<Int>]>([])
+    let observers = [
+      onA.observeVersionedForever(receiveCurrent: false) { seenOnA.append($0) },
+      onB.observeVersionedForever(receiveCurrent: false) { change in seenOnB.withLock { $0.append(change) } },
+    ]
+    defer { observers.forEach { $0.cancel() } }
+    try await WriteAttribution.$current.withValue(Self.ops) { try await onA.set(1) }
+    try await WriteAttribution.$current.withValue(Self.by("tx")) {
+      try await a.store.transaction { transaction in try transaction.set(onA, to: 2) }
+    }
+    #expect(seenOnA.map(\.attribution) == [Self.ops, Self.by("tx")])
+    #expect(await eventually { seenOnB.withLock { $0.last?.version } == 2 })
+    #expect(seenOnB.withLock { $0.last?.attribution } == Self.by("tx"))
+    await a.shutDown()
+    await b.shutDown()
+  }
+
   @Test func sixteenConcurrentCallersEachRecordTheirOwn() async throws {
     let fixture = try SharedFixture()
     let a = fixture.replica()

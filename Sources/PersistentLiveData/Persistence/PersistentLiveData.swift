@@ -48,7 +48,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
     self.decoding = decoding
     commitTimes = CommitTimes(
       source: .immediate { [database, key = decoding.key] version in
-        (try? database.row(key: key, version: version))?.writtenAt
+        (try? database.row(key: key, version: version)).flatMap { $0.map { ($0.writtenAt, $0.attribution) } }
       })
     super.init(value: value, version: version)
   }
@@ -231,7 +231,8 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
       key: key, payload: payload, schemaVersion: decoding.schemaVersion, expectedVersion: expectedVersion,
       staged: newValue
     ) { [self] committed in
-      commitTimes.record(committed.version, writtenAt: committed.writtenAt)
+      commitTimes.record(
+        committed.version, writtenAt: committed.writtenAt, attribution: committed.attribution)
       return advance(to: newValue, version: committed.version, onMainActor: onMainActor)
     }
     try database.commit(write)
@@ -247,7 +248,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
       return
     }
     let value = try decoding.reload(row, current: snapshot.value)
-    commitTimes.record(row.version, writtenAt: row.writtenAt)
+    commitTimes.record(row.version, writtenAt: row.writtenAt, attribution: row.attribution)
     advance(to: value, version: row.version, onMainActor: onMainActor).notifyObservers()
   }
 }
@@ -257,7 +258,7 @@ extension PersistentLiveData: StoredLiveValue {
   /// decodes.
   package func receive(_ row: StoredRow, onMainActor: Bool) -> CommitEffect {
     guard row.version > version, let value = decoding.received(row) else { return .none }
-    commitTimes.record(row.version, writtenAt: row.writtenAt)
+    commitTimes.record(row.version, writtenAt: row.writtenAt, attribution: row.attribution)
     return advance(to: value, version: row.version, onMainActor: onMainActor)
   }
 

@@ -254,6 +254,39 @@ extension Persistence {
       #expect(try Self.stored(path, key: "theme") == "1:-:- 2:-:- 3:ops:INC-42 4:-:-")
     }
 
+    @MainActor
+    @Test func versionedObserversReceiveTheAttributionOfEachVersion() async throws {
+      let tool = ChildProcess.productsFolder.appendingPathComponent("pld-tool").path
+      let folder = try TemporaryDirectory("attribution")
+      let path = folder.path("store.db")
+      do {
+        let store = try PersistentStore(path: path)
+        try WriteAttribution.$current.withValue(Self.ops) { try store.liveData("flags", default: 0).set(1) }
+        try store.close()
+      }
+      // The version a live value is restored at comes with its attribution too.
+      let store = try PersistentStore(path: path)
+      defer { try? store.close() }
+      let flags = try store.liveData("flags", default: 0)
+      var seen: [Versioned<Int>] = []
+      let observer = flags.observeVersionedForever { seen.append($0) }
+      defer { observer.cancel() }
+      #expect(seen.map(\.attribution) == [Self.ops])
+
+      let mine = WriteAttribution(author: "main", reason: "own write")
+      try WriteAttribution.$current.withValue(mine) { try flags.set(2) }
+      try flags.set(3)
+      #expect(seen.map(\.version) == [1, 2, 3])
+      #expect(seen.map(\.attribution) == [Self.ops, mine, nil])
+
+      let run = try ChildProcess(
+        tool, ["set", path, "flags", "4", "--author", "other", "--reason", "process"])
+      _ = run.readAllLines()
+      run.wait()
+      #expect(await eventually { seen.last?.version == 4 })
+      #expect(seen.last?.attribution == WriteAttribution(author: "other", reason: "process"))
+    }
+
     @Test func removeKeyRecordsTheAttributionOfTheRemoval() throws {
       let folder = try TemporaryDirectory("attribution")
       let path = folder.path("store.db")
