@@ -62,8 +62,9 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
   ///   - isolation: The caller's isolation, filled in by the compiler.
   /// - Throws: ``SharedStoreError`` (server unavailable, timed out, refused), or
   ///   `PersistentLiveDataError.encodingFailed(key:reason:)` or `.valueTooDeep(key:depth:)` (a value
-  ///   nested deeper than the 512 levels `JSONDecoder` reads back), thrown before anything reaches the
-  ///   server; memory has not changed then.
+  ///   nested deeper than the 512 levels `JSONDecoder` reads back), or `WriteAttributionTooLong` for a
+  ///   `WriteAttribution.current` over its limits (every write records the one in effect where it is
+  ///   called), thrown before anything reaches the server; memory has not changed then.
   public func set(_ newValue: Value, isolation: isolated (any Actor)? = #isolation) async throws {
     let payload = try encode(newValue)
     let committed = try await database.commit([try write(payload)], operation: "set")

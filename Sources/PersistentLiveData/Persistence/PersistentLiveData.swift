@@ -67,8 +67,10 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
   /// - Parameters:
   ///   - newValue: The value to store.
   ///   - isolation: The caller's isolation, filled in by the compiler.
-  /// - Throws: ``PersistentLiveDataError`` (encoding failure, disk full, read-only, busy, closed store…);
-  ///   nothing has changed then.
+  /// The version records the ``WriteAttribution/current`` in effect here (every write does).
+  ///
+  /// - Throws: ``PersistentLiveDataError`` (encoding failure, disk full, read-only, busy, closed store…),
+  ///   or ``WriteAttributionTooLong`` for an attribution over its limits; nothing has changed then.
   public func set(_ newValue: Value, isolation: isolated (any Actor)? = #isolation) throws {
     let payload = try ValueCodec.encode(newValue, key: key)
     try write(newValue, payload: payload, expectedVersion: nil, isolation: isolation)
