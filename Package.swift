@@ -60,6 +60,7 @@ let package = Package(
         .embedInCode("../../Migrations/0004_key_retention.sql"),
         .embedInCode("../../Migrations/0005_store_properties.sql"),
         .embedInCode("../../Migrations/0006_change_log.sql"),
+        .embedInCode("../../Migrations/0007_write_attribution.sql"),
       ],
       swiftSettings: swiftSettings
     ),
@@ -78,6 +79,7 @@ let package = Package(
       resources: [
         .embedInCode("../../Migrations/postgres/0001_shared_schema.sql"),
         .embedInCode("../../Migrations/postgres/0002_change_feed.sql"),
+        .embedInCode("../../Migrations/postgres/0003_write_attribution.sql"),
       ],
       swiftSettings: swiftSettings
     ),

@@ -166,7 +166,7 @@ public final class PostgresStore: Service, Sendable {
     let onMainActor = isolation === MainActor.shared
     var effect = CommitEffect.none
     for (write, version) in zip(ordered, committed) {
-      effect.merge(write.apply(version.version, onMainActor))
+      effect.merge(write.apply(version, onMainActor))
     }
     effect.notifyObservers()
     database.changeSignal.signal()
@@ -193,7 +193,7 @@ public final class PostgresStore: Service, Sendable {
 public final class SharedTransaction {
   struct Staged {
     let write: SharedWrite
-    let apply: (Int64, Bool) -> CommitEffect
+    let apply: (CommittedVersion, Bool) -> CommitEffect
   }
 
   private let database: SharedDatabase
@@ -218,8 +218,11 @@ public final class SharedTransaction {
     guard data.database === database else { throw SharedStoreError.foreignValue(key: data.key) }
     let payload = String(decoding: try ValueCodec.encode(value, key: data.key), as: UTF8.self)
     staged.append(
-      Staged(write: data.write(payload)) { version, onMainActor in
-        data.advance(to: value, version: version, onMainActor: onMainActor)
+      Staged(write: try data.write(payload)) { committed, onMainActor in
+        data.commitTimes.record(
+          committed.version, milliseconds: committed.writtenAtMilliseconds, attribution: committed.attribution
+        )
+        return data.advance(to: value, version: committed.version, onMainActor: onMainActor)
       })
   }
 }

@@ -12,6 +12,9 @@ struct SharedWrite: Sendable {
   /// For an optimistic write (``SharedLiveData/update(isolation:_:)``): the version it was computed
   /// from. Nil writes unconditionally.
   var expectedVersion: Int64?
+  /// Who writes it, and why: ``WriteAttribution/current`` where the write was called (checked against
+  /// its limits then); NULLs in the row when nil.
+  var attribution: WriteAttribution?
 }
 
 /// Where a read goes: to any connection of the pool, or to one connection the caller holds (the
@@ -28,10 +31,11 @@ enum ReadRoute: Sendable {
   }
 }
 
-/// The version a write committed as, and when.
+/// The version a write committed as, and when, and the attribution it recorded.
 struct CommittedVersion: Sendable {
   let version: Int64
   let writtenAtMilliseconds: Int64
+  var attribution: WriteAttribution?
 }
 
 /// What a shared store does on its server: the statements, each bounded by the operation timeout, and
@@ -170,7 +174,8 @@ final class SharedDatabase: Sendable {
         }
       }
     }
-    guard let committed else { return nil }
+    guard var committed else { return nil }
+    for index in committed.indices { committed[index].attribution = writes[index].attribution }
     SharedStoreTestHooks.afterCommitBeforeNotify.withLock { $0 }?(committed.map(\.version))
     notifier.send(
       zip(writes, committed).map { SharedNotification(write: $0, version: $1.version, origin: origin) })
@@ -278,13 +283,14 @@ final class SharedDatabase: Sendable {
     return try await bounded(operation) { [client] in
       var rows: [StoredRow] = []
       let sequence = try await route.query(query, client: client)
-      for try await (version, payload, schemaVersion, milliseconds) in sequence.decode(
-        (Int64, String, Int, Int64).self)
+      for try await (version, payload, schemaVersion, milliseconds, author, reason) in sequence.decode(
+        (Int64, String, Int, Int64, String?, String?).self)
       {
         rows.append(
           StoredRow(
             key: key, version: version, writtenAtMilliseconds: milliseconds, payload: Data(payload.utf8),
-            schemaVersion: schemaVersion))
+            schemaVersion: schemaVersion, attribution: WriteAttribution(storedAuthor: author, reason: reason))
+        )
       }
       return rows
     }

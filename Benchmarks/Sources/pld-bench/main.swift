@@ -74,6 +74,9 @@ do {
   try await group("delivery") { try DeliveryBenchmark(quick: options.quick).run(report) }
   try await group("registration") { try await RegistrationBenchmark(quick: options.quick).run(report) }
   try await group("set") { try SetBenchmark(quick: options.quick, scratch: scratch).run(report) }
+  try await group("attribution") {
+    try AttributionBenchmark(quick: options.quick, scratch: scratch).run(report)
+  }
   try await group("encoding") { try EncodingBenchmark(quick: options.quick, scratch: scratch).run(report) }
   try await group("restore") { try RestoreBenchmark(quick: options.quick, scratch: scratch).run(report) }
   try await group("open") { try OpenBenchmark(quick: options.quick, scratch: scratch).run(report) }

@@ -48,7 +48,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
     self.decoding = decoding
     commitTimes = CommitTimes(
       source: .immediate { [database, key = decoding.key] version in
-        (try? database.row(key: key, version: version))?.writtenAt
+        (try? database.row(key: key, version: version)).flatMap { $0.map { ($0.writtenAt, $0.attribution) } }
       })
     super.init(value: value, version: version)
   }
@@ -67,8 +67,10 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
   /// - Parameters:
   ///   - newValue: The value to store.
   ///   - isolation: The caller's isolation, filled in by the compiler.
-  /// - Throws: ``PersistentLiveDataError`` (encoding failure, disk full, read-only, busy, closed store…);
-  ///   nothing has changed then.
+  /// The version records the ``WriteAttribution/current`` in effect here (every write does).
+  ///
+  /// - Throws: ``PersistentLiveDataError`` (encoding failure, disk full, read-only, busy, closed store…),
+  ///   or ``WriteAttributionTooLong`` for an attribution over its limits; nothing has changed then.
   public func set(_ newValue: Value, isolation: isolated (any Actor)? = #isolation) throws {
     try database.instrumentation.measure(.set, key: key) {
       let payload = try ValueCodec.encode(newValue, key: key)
@@ -105,6 +107,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
     isolation: isolated (any Actor)?, _ transform: (inout Value) throws -> Void
   ) throws -> Value {
     try database.ensureWritable()  // before the transform runs
+    _ = try WriteAttribution.validatedCurrent()  // so is an attribution over its limit
     while true {
       let base = currentBase()
       var candidate = base.value
@@ -140,7 +143,8 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
     try historyEntries(limit: limit).compactMap { entry in
       switch entry.result {
       case .success(let value):
-        return Versioned(version: entry.version, value: value, writtenAt: entry.writtenAt)
+        return Versioned(
+          version: entry.version, value: value, writtenAt: entry.writtenAt, attribution: entry.attribution)
       case .failure(let error):
         database.options.logger?.warning(
           "history() leaves out a version that does not decode",
@@ -245,11 +249,12 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
     _ newValue: Value, payload: Data, expectedVersion: Int64?, isolation: isolated (any Actor)?
   ) throws {
     let onMainActor = isolation === MainActor.shared
-    let write = PendingWrite(
+    let write = try PendingWrite(
       key: key, payload: payload, schemaVersion: decoding.schemaVersion, expectedVersion: expectedVersion,
       staged: newValue
     ) { [self] committed in
-      commitTimes.record(committed.version, writtenAt: committed.writtenAt)
+      commitTimes.record(
+        committed.version, writtenAt: committed.writtenAt, attribution: committed.attribution)
       return advance(to: newValue, version: committed.version, onMainActor: onMainActor)
     }
     try database.commit(write)
@@ -265,7 +270,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
       return
     }
     let value = try decoding.reload(row, current: snapshot.value)
-    commitTimes.record(row.version, writtenAt: row.writtenAt)
+    commitTimes.record(row.version, writtenAt: row.writtenAt, attribution: row.attribution)
     advance(to: value, version: row.version, onMainActor: onMainActor).notifyObservers()
   }
 }
@@ -275,7 +280,7 @@ extension PersistentLiveData: StoredLiveValue {
   /// decodes.
   package func receive(_ row: StoredRow, onMainActor: Bool) -> CommitEffect {
     guard row.version > version, let value = decoding.received(row) else { return .none }
-    commitTimes.record(row.version, writtenAt: row.writtenAt)
+    commitTimes.record(row.version, writtenAt: row.writtenAt, attribution: row.attribution)
     return advance(to: value, version: row.version, onMainActor: onMainActor)
   }
 
