@@ -21,6 +21,8 @@ let package = Package(
     .executable(name: "pld-tool", targets: ["pld-tool"]),
     .executable(name: "pld-todo", targets: ["pld-todo"]),
     .executable(name: "pld-audit", targets: ["pld-audit"]),
+    // The shared-store example: feature flags from PostgreSQL, with Prometheus metrics on /metrics.
+    .executable(name: "pld-flags", targets: ["pld-flags"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -29,8 +31,14 @@ let package = Package(
     .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     .package(url: "https://github.com/apple/swift-crypto", "3.9.0"..<"6.0.0"),
-    // The HTTP server of `pld-tool serve` only: no library product depends on it.
-    .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1", traits: []),
+    // Metrics and traces (API packages without SwiftNIO: every product may depend on them).
+    .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+    .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+    // Only the pld-flags example: a metrics backend.
+    .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+    // HTTP servers of executables only (no library product depends on them): the pld-flags example's
+    // /metrics and `pld-tool serve`.
+    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
     .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
   ],
@@ -44,7 +52,11 @@ let package = Package(
     ),
     .target(
       name: "PersistentLiveData",
-      dependencies: ["PLDSQLite3", .product(name: "Logging", package: "swift-log")],
+      dependencies: [
+        "PLDSQLite3", .product(name: "Logging", package: "swift-log"),
+        .product(name: "CoreMetrics", package: "swift-metrics"),
+        .product(name: "Tracing", package: "swift-distributed-tracing"),
+      ],
       resources: [
         .embedInCode("../../Migrations/0001_initial_schema.sql"),
         .embedInCode("../../Migrations/0002_value_schema_versions.sql"),
@@ -52,6 +64,7 @@ let package = Package(
         .embedInCode("../../Migrations/0004_key_retention.sql"),
         .embedInCode("../../Migrations/0005_store_properties.sql"),
         .embedInCode("../../Migrations/0006_change_log.sql"),
+        .embedInCode("../../Migrations/0007_write_attribution.sql"),
       ],
       swiftSettings: swiftSettings
     ),
@@ -64,10 +77,13 @@ let package = Package(
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "CoreMetrics", package: "swift-metrics"),
+        .product(name: "Tracing", package: "swift-distributed-tracing"),
       ],
       resources: [
         .embedInCode("../../Migrations/postgres/0001_shared_schema.sql"),
         .embedInCode("../../Migrations/postgres/0002_change_feed.sql"),
+        .embedInCode("../../Migrations/postgres/0003_write_attribution.sql"),
       ],
       swiftSettings: swiftSettings
     ),
@@ -108,11 +124,27 @@ let package = Package(
       dependencies: ["PersistentLiveData"],
       swiftSettings: swiftSettings
     ),
+    // The shared-store example: a replica that serves feature flags from PostgreSQL and its metrics in
+    // Prometheus's format on /metrics. Hummingbird and swift-prometheus stay out of the library products.
+    .executableTarget(
+      name: "pld-flags",
+      dependencies: [
+        "PersistentLiveDataPostgres",
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "Prometheus", package: "swift-prometheus"),
+        .product(name: "CoreMetrics", package: "swift-metrics"),
+        .product(name: "PostgresNIO", package: "postgres-nio"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+      ],
+      swiftSettings: swiftSettings
+    ),
     .testTarget(
       name: "PersistentLiveDataTests",
       dependencies: [
         "PersistentLiveData", "PersistentLiveDataTesting", "PLDCrashSim", "PLDFuzzHarness", "PLDTestSupport",
         "pld-audit", "pld-sync-main-child", "pld-test-child", "pld-tool", "pld-todo",
+        .product(name: "MetricsTestKit", package: "swift-metrics"),
+        .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
       ],
       swiftSettings: swiftSettings
     ),
@@ -171,9 +203,11 @@ let package = Package(
       dependencies: [
         "PersistentLiveData", "PersistentLiveDataPostgres", "PersistentLiveDataPostgresTesting",
         "PLDTestSupport",
-        "pld-postgres-child",
+        "pld-postgres-child", "pld-flags",
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "MetricsTestKit", package: "swift-metrics"),
+        .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
       ],
       swiftSettings: swiftSettings
     ),
@@ -202,7 +236,7 @@ let package = Package(
 if Context.environment["PLD_WITHOUT_POSTGRES"] == "1" {
   let postgresTargets: Set = [
     "PersistentLiveDataPostgres", "PersistentLiveDataPostgresTesting", "PersistentLiveDataPostgresTests",
-    "pld-postgres-child",
+    "pld-postgres-child", "pld-flags",
   ]
   package.products.removeAll { postgresTargets.contains($0.name) }
   package.targets.removeAll { postgresTargets.contains($0.name) }
@@ -212,6 +246,9 @@ if Context.environment["PLD_WITHOUT_POSTGRES"] == "1" {
     }
   }
   package.dependencies.removeAll { dependency in
-    ["postgres-nio", "swift-service-lifecycle", "swift-crypto"].contains { "\(dependency.kind)".contains($0) }
+    // Hummingbird stays: `pld-tool serve` needs it.
+    ["postgres-nio", "swift-service-lifecycle", "swift-crypto", "swift-prometheus"].contains {
+      "\(dependency.kind)".contains($0)
+    }
   }
 }

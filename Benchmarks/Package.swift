@@ -18,6 +18,9 @@ let package = Package(
     // the library (PLDSQLite3) and the raw baseline (PLDBenchSQLite3): one SQLite in the process.
     .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+    // The metrics group (issue 31): a real metrics backend, without SwiftNIO.
+    .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+    .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
   ],
   targets: [
     // The system libsqlite3 for the raw baseline, under a module name no other package uses.
@@ -33,6 +36,8 @@ let package = Package(
         "PLDBenchSQLite3",
         .product(name: "PersistentLiveData", package: "PersistentLiveData"),
         .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "CoreMetrics", package: "swift-metrics"),
+        .product(name: "Prometheus", package: "swift-prometheus"),
       ],
       swiftSettings: [
         .enableUpcomingFeature("ExistentialAny"),

@@ -90,7 +90,7 @@ public final class PostgresStore: Service, Sendable {
     }
     let decoding = StoredValueDecoding<Value>(
       key: key, policy: database.options.onUndecodable, logger: database.options.logger,
-      events: database.events)
+      events: database.events, instrumentation: database.instrumentation)
     // A notification that arrives before the instance is registered is not lost: it is read again below.
     let noticed = database.changeSignal.generation
     // Nor a write whose notification never came: the periodic catch-up looks from before this read.
@@ -143,6 +143,15 @@ public final class PostgresStore: Service, Sendable {
   public func transaction(
     isolation: isolated (any Actor)? = #isolation, _ body: (SharedTransaction) throws -> Void
   ) async throws {
+    try await database.instrumentation.measure(.transaction, key: nil) {
+      try await transaction(isolation, body)
+    }
+  }
+
+  /// The body of ``transaction(isolation:_:)``.
+  private func transaction(
+    _ isolation: isolated (any Actor)?, _ body: (SharedTransaction) throws -> Void
+  ) async throws {
     let transaction = SharedTransaction(database: database)
     try body(transaction)
     let staged = transaction.staged
@@ -157,7 +166,7 @@ public final class PostgresStore: Service, Sendable {
     let onMainActor = isolation === MainActor.shared
     var effect = CommitEffect.none
     for (write, version) in zip(ordered, committed) {
-      effect.merge(write.apply(version.version, onMainActor))
+      effect.merge(write.apply(version, onMainActor))
     }
     effect.notifyObservers()
     database.changeSignal.signal()
@@ -184,7 +193,7 @@ public final class PostgresStore: Service, Sendable {
 public final class SharedTransaction {
   struct Staged {
     let write: SharedWrite
-    let apply: (Int64, Bool) -> CommitEffect
+    let apply: (CommittedVersion, Bool) -> CommitEffect
   }
 
   private let database: SharedDatabase
@@ -209,8 +218,11 @@ public final class SharedTransaction {
     guard data.database === database else { throw SharedStoreError.foreignValue(key: data.key) }
     let payload = String(decoding: try ValueCodec.encode(value, key: data.key), as: UTF8.self)
     staged.append(
-      Staged(write: data.write(payload)) { version, onMainActor in
-        data.advance(to: value, version: version, onMainActor: onMainActor)
+      Staged(write: try data.write(payload)) { committed, onMainActor in
+        data.commitTimes.record(
+          committed.version, milliseconds: committed.writtenAtMilliseconds, attribution: committed.attribution
+        )
+        return data.advance(to: value, version: committed.version, onMainActor: onMainActor)
       })
   }
 }

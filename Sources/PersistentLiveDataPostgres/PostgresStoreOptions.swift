@@ -26,6 +26,15 @@ public struct PostgresStoreOptions: Sendable {
   /// The shortest and longest wait between attempts to listen again after the connection was lost.
   /// Defaults 10 ms and 2 seconds.
   public var reconnectDelay: ClosedRange<Duration> = .milliseconds(10) ... .seconds(2)
+  /// Whether the spans of write calls carry the key itself (attribute `pld.key`). Default `false`: keys
+  /// may be personal data. The spans always carry `pld.key.hash` (see the metrics and traces article of
+  /// PersistentLiveData).
+  ///
+  /// ```swift
+  /// var options = PostgresStoreOptions()
+  /// options.tracesKeys = true
+  /// ```
+  public var tracesKeys: Bool = false
 
   /// Options with the given retention, decode-failure policy and logger.
   ///

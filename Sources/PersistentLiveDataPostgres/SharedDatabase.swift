@@ -12,6 +12,9 @@ struct SharedWrite: Sendable {
   /// For an optimistic write (``SharedLiveData/update(isolation:_:)``): the version it was computed
   /// from. Nil writes unconditionally.
   var expectedVersion: Int64?
+  /// Who writes it, and why: ``WriteAttribution/current`` where the write was called (checked against
+  /// its limits then); NULLs in the row when nil.
+  var attribution: WriteAttribution?
 }
 
 /// Where a read goes: to any connection of the pool, or to one connection the caller holds (the
@@ -28,10 +31,11 @@ enum ReadRoute: Sendable {
   }
 }
 
-/// The version a write committed as, and when.
+/// The version a write committed as, and when, and the attribution it recorded.
 struct CommittedVersion: Sendable {
   let version: Int64
   let writtenAtMilliseconds: Int64
+  var attribution: WriteAttribution?
 }
 
 /// What a shared store does on its server: the statements, each bounded by the operation timeout, and
@@ -57,6 +61,10 @@ final class SharedDatabase: Sendable {
   let notifier: SharedNotifier
   /// Where the periodic catch-up resumes.
   let changeFeed = SharedChangeFeed()
+  /// What the store reports to swift-metrics and swift-distributed-tracing.
+  let instrumentation: StoreInstrumentation
+  /// Whether the last attempt to reach the server succeeded (`pld.postgres.reachable`).
+  let reachability: ServerReachability
   /// The hash of every key that had a live value, to find the key of a notification that carried only
   /// the hash (a key too long for the payload).
   private let keysByHash = Locked<[String: String]>([:])
@@ -80,6 +88,8 @@ final class SharedDatabase: Sendable {
   init(client: PostgresClient, options: PostgresStoreOptions) {
     self.client = client
     self.options = options
+    instrumentation = StoreInstrumentation(backend: .postgresql, tracesKeys: options.tracesKeys)
+    reachability = ServerReachability(gauge: instrumentation.metrics?.reachable)
     notifier = SharedNotifier(
       client: client, timeout: options.operationTimeout, logger: options.logger ?? SharedSchema.quiet)
   }
@@ -164,7 +174,8 @@ final class SharedDatabase: Sendable {
         }
       }
     }
-    guard let committed else { return nil }
+    guard var committed else { return nil }
+    for index in committed.indices { committed[index].attribution = writes[index].attribution }
     SharedStoreTestHooks.afterCommitBeforeNotify.withLock { $0 }?(committed.map(\.version))
     notifier.send(
       zip(writes, committed).map { SharedNotification(write: $0, version: $1.version, origin: origin) })
@@ -272,13 +283,14 @@ final class SharedDatabase: Sendable {
     return try await bounded(operation) { [client] in
       var rows: [StoredRow] = []
       let sequence = try await route.query(query, client: client)
-      for try await (version, payload, schemaVersion, milliseconds) in sequence.decode(
-        (Int64, String, Int, Int64).self)
+      for try await (version, payload, schemaVersion, milliseconds, author, reason) in sequence.decode(
+        (Int64, String, Int, Int64, String?, String?).self)
       {
         rows.append(
           StoredRow(
             key: key, version: version, writtenAtMilliseconds: milliseconds, payload: Data(payload.utf8),
-            schemaVersion: schemaVersion))
+            schemaVersion: schemaVersion, attribution: WriteAttribution(storedAuthor: author, reason: reason))
+        )
       }
       return rows
     }
@@ -311,9 +323,13 @@ final class SharedDatabase: Sendable {
     _ operation: String, timeout: Duration? = nil, _ body: @escaping @Sendable () async throws -> Result
   ) async throws -> Result {
     do {
-      return try await withDeadline(timeout ?? options.operationTimeout, operation: operation, body)
+      let result = try await withDeadline(timeout ?? options.operationTimeout, operation: operation, body)
+      reachability.record(reached: true)
+      return result
     } catch {
-      throw Self.translate(error, operation: operation)
+      let translated = Self.translate(error, operation: operation)
+      reachability.record(failure: translated)
+      throw translated
     }
   }
 

@@ -64,6 +64,8 @@ struct SharedListener: Sendable {
     // Failed attempts since the last session that listened, and how many of them ran out of time.
     var failures = 0
     var slow = 0
+    // Sessions that listened: each one after the first is a reconnect (`pld.postgres.reconnects`).
+    var sessions = 0
     while !Task.isCancelled {
       // A healthy server lets a session listen and catch up in milliseconds, but a lease or a LISTEN sent
       // while the server restarts can hang until its deadline: a short deadline first, so that a replica
@@ -78,9 +80,13 @@ struct SharedListener: Sendable {
           }
           failures = 0
           slow = 0
+          database.reachability.record(reached: true)
+          if sessions > 0 { database.instrumentation.countReconnect() }
+          sessions += 1
         }
       } catch {
         if Task.isCancelled { return }
+        database.reachability.record(reached: false)
         failures += 1
         if case SharedStoreError.timedOut = error { slow += 1 }
         if failures == 1 {
@@ -201,12 +207,17 @@ struct SharedListener: Sendable {
   /// safety net for a notification that never came. The first look (and one after a key became live
   /// too early for the last) compares every live key.
   func catchUpChanges(via route: ReadRoute = .pool) async throws {
+    try await database.instrumentation.traceCatchUp { try await catchUpChangedKeys(via: route) }
+  }
+
+  /// The body of ``catchUpChanges(via:)``.
+  private func catchUpChangedKeys(via route: ReadRoute) async throws {
     let feed = database.changeFeed
     let since = feed.begin()
     if since == 0 {
       // A snapshot taken before the comparison's: whatever the comparison missed, it did not see.
       let horizon = try await database.horizon(via: route)
-      try await catchUp(via: route)
+      try await catchUpLiveKeys(via: route)
       feed.end(horizon: horizon)
       return
     }
@@ -223,6 +234,11 @@ struct SharedListener: Sendable {
 
   /// Compares every live key's version with the server's and reads those that are behind.
   func catchUp(via route: ReadRoute) async throws {
+    try await database.instrumentation.traceCatchUp { try await catchUpLiveKeys(via: route) }
+  }
+
+  /// The body of ``catchUp(via:)``.
+  private func catchUpLiveKeys(via route: ReadRoute) async throws {
     let live = database.registry.liveInstances
     database.changeSignal.signal()
     guard !live.isEmpty else { return }

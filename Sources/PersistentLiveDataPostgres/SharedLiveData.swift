@@ -42,7 +42,7 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
     self.decoding = decoding
     commitTimes = CommitTimes(
       source: .fetched { [database, key = decoding.key] version in
-        try await database.row(key: key, version: version)?.writtenAt
+        try await database.row(key: key, version: version).map { ($0.writtenAt, $0.attribution) }
       })
     super.init(value: value, version: version)
   }
@@ -62,11 +62,17 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
   ///   - isolation: The caller's isolation, filled in by the compiler.
   /// - Throws: ``SharedStoreError`` (server unavailable, timed out, refused), or
   ///   `PersistentLiveDataError.encodingFailed(key:reason:)` or `.valueTooDeep(key:depth:)` (a value
-  ///   nested deeper than the 512 levels `JSONDecoder` reads back), thrown before anything reaches the
-  ///   server; memory has not changed then.
+  ///   nested deeper than the 512 levels `JSONDecoder` reads back), or `WriteAttributionTooLong` for a
+  ///   `WriteAttribution.current` over its limits (every write records the one in effect where it is
+  ///   called), thrown before anything reaches the server; memory has not changed then.
   public func set(_ newValue: Value, isolation: isolated (any Actor)? = #isolation) async throws {
+    try await database.instrumentation.measure(.set, key: key) { try await set(newValue, isolation) }
+  }
+
+  /// The body of ``set(_:isolation:)``.
+  private func set(_ newValue: Value, _ isolation: isolated (any Actor)?) async throws {
     let payload = try encode(newValue)
-    let committed = try await database.commit([write(payload)], operation: "set")
+    let committed = try await database.commit([try write(payload)], operation: "set")
     guard let committed = committed?.first else { return }
     apply(newValue, committed: committed, onMainActor: isolation === MainActor.shared)
   }
@@ -92,21 +98,30 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
     isolation: isolated (any Actor)? = #isolation,
     _ transform: @escaping @Sendable (inout Value) throws -> Void
   ) async throws -> Value {
+    try await database.instrumentation.measure(.update, key: key) { try await update(isolation, transform) }
+  }
+
+  /// The body of ``update(isolation:_:)``: the transform, run again after every conflict.
+  private func update(
+    _ isolation: isolated (any Actor)?, _ transform: @escaping @Sendable (inout Value) throws -> Void
+  ) async throws -> Value {
     let onMainActor = isolation === MainActor.shared
+    _ = try WriteAttribution.validatedCurrent()  // an attribution over its limit throws before the transform
     while true {
       let base = snapshot
       var candidate = base.value
       try transform(&candidate)
-      var write = write(try encode(candidate))
+      var write = try write(try encode(candidate))
       write.expectedVersion = base.version
       if let committed = try await database.commit([write], operation: "update")?.first {
         apply(candidate, committed: committed, onMainActor: onMainActor)
         return candidate
       }
       // Another write came first: continue from the newest version (as the decode policy allows).
+      database.instrumentation.countRetry()
       guard let row = try await database.latestRow(key: key) else { continue }
       let newest = try decoding.reload(row, current: value)
-      commitTimes.record(row.version, milliseconds: row.writtenAtMilliseconds)
+      commitTimes.record(row.version, milliseconds: row.writtenAtMilliseconds, attribution: row.attribution)
       advance(to: newest, version: row.version, onMainActor: onMainActor).notifyObservers()
     }
   }
@@ -122,7 +137,9 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
   public func history(limit: Int? = nil) async throws -> [Versioned<Value>] {
     try await database.history(key: key, limit: limit).compactMap { row in
       do {
-        return Versioned(version: row.version, value: try decoding.decode(row), writtenAt: row.writtenAt)
+        return Versioned(
+          version: row.version, value: try decoding.decode(row), writtenAt: row.writtenAt,
+          attribution: row.attribution)
       } catch {
         database.logger.warning(
           "history() leaves out a version that does not decode",
@@ -158,6 +175,13 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
   ///   pruned, `PersistentLiveDataError.undecodable(key:version:reason:)` if it does not decode, or as
   ///   ``set(_:isolation:)``; nothing has changed then.
   public func rollback(to version: Int64, isolation: isolated (any Actor)? = #isolation) async throws {
+    try await database.instrumentation.measure(.rollback, key: key) {
+      try await rollback(to: version, isolation)
+    }
+  }
+
+  /// The body of ``rollback(to:isolation:)``.
+  private func rollback(to version: Int64, _ isolation: isolated (any Actor)?) async throws {
     guard let row = try await database.row(key: key, version: version) else {
       throw PersistentLiveDataError.unknownVersion(key: key, version: version)
     }
@@ -165,7 +189,7 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
     let payload =
       row.schemaVersion == decoding.schemaVersion
       ? String(decoding: row.payload, as: UTF8.self) : try encode(restored)
-    let committed = try await database.commit([write(payload)], operation: "rollback")
+    let committed = try await database.commit([try write(payload)], operation: "rollback")
     guard let committed = committed?.first else { return }
     apply(restored, committed: committed, onMainActor: isolation === MainActor.shared)
   }
@@ -214,13 +238,20 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
     String(decoding: try ValueCodec.encode(value, key: key), as: UTF8.self)
   }
 
-  func write(_ payload: String) -> SharedWrite {
-    SharedWrite(key: key, keyHash: keyHash, payload: payload, schemaVersion: decoding.schemaVersion)
+  /// A write of `payload`, recording the ``WriteAttribution/current`` of the caller.
+  ///
+  /// - Throws: ``WriteAttributionTooLong`` when it is over a limit; nothing is written then.
+  func write(_ payload: String) throws -> SharedWrite {
+    var write = SharedWrite(
+      key: key, keyHash: keyHash, payload: payload, schemaVersion: decoding.schemaVersion)
+    write.attribution = try WriteAttribution.validatedCurrent()
+    return write
   }
 
   /// Moves memory to a version this replica committed, notifies, and wakes `changes(since:)` readers.
   func apply(_ newValue: Value, committed: CommittedVersion, onMainActor: Bool) {
-    commitTimes.record(committed.version, milliseconds: committed.writtenAtMilliseconds)
+    commitTimes.record(
+      committed.version, milliseconds: committed.writtenAtMilliseconds, attribution: committed.attribution)
     var effect = advance(to: newValue, version: committed.version, onMainActor: onMainActor)
     // A catch-up may have brought this version in first: observers still hear of it before this returns.
     if effect.isEmpty { effect = pendingDelivery(onMainActor: onMainActor) }
@@ -233,7 +264,7 @@ extension SharedLiveData: StoredLiveValue {
   /// Moves to a row another replica committed, if it is newer and decodes.
   package func receive(_ row: StoredRow, onMainActor: Bool) -> CommitEffect {
     guard row.version > version, let value = decoding.received(row) else { return .none }
-    commitTimes.record(row.version, milliseconds: row.writtenAtMilliseconds)
+    commitTimes.record(row.version, milliseconds: row.writtenAtMilliseconds, attribution: row.attribution)
     return advance(to: value, version: row.version, onMainActor: onMainActor)
   }
 }

@@ -20,6 +20,10 @@ enum SharedSchema {
   static let migrations: [(version: Int, name: String, sql: String)] = [
     (1, "0001_shared_schema.sql", String(decoding: PackageResources._001_shared_schema_sql, as: UTF8.self)),
     (2, "0002_change_feed.sql", String(decoding: PackageResources._002_change_feed_sql, as: UTF8.self)),
+    (
+      3, "0003_write_attribution.sql",
+      String(decoding: PackageResources._003_write_attribution_sql, as: UTF8.self)
+    ),
   ]
 
   /// The advisory lock key migrations hold ("pld" in ASCII, then 1).

@@ -17,12 +17,15 @@ enum SharedStatements {
   private static let milliseconds = "(extract(epoch FROM written_at) * 1000)::bigint"
 
   static func write(_ write: SharedWrite, retention: HistoryRetention) -> PostgresQuery {
-    // $1 key hash, $2 key, $3 payload, $4 schema version, $5 expected version or versions kept.
-    var binds = PostgresBindings(capacity: 6)
+    // $1 key hash, $2 key, $3 payload, $4 schema version, $5 author, $6 reason (NULL when none), $7
+    // expected version or versions kept.
+    var binds = PostgresBindings(capacity: 8)
     binds.append(write.keyHash)
     binds.append(write.key)
     binds.append(write.payload)
     binds.append(Int64(write.schemaVersion))
+    binds.append(write.attribution?.author)
+    binds.append(write.attribution?.reason)
     let head: String
     switch write.expectedVersion {
     case nil:
@@ -36,7 +39,7 @@ enum SharedStatements {
     case let expected?:
       binds.append(expected)
       head =
-        "UPDATE pld_heads SET version = version + 1 WHERE key_hash = $1 AND version = $5 RETURNING version"
+        "UPDATE pld_heads SET version = version + 1 WHERE key_hash = $1 AND version = $7 RETURNING version"
     }
     var pruning = ""
     if case .last(let kept) = retention {
@@ -52,8 +55,8 @@ enum SharedStatements {
       WITH head AS (
         \(head)
       ), inserted AS (
-        INSERT INTO pld_values (key_hash, version, payload, schema_version)
-        SELECT $1, version, $3, $4 FROM head
+        INSERT INTO pld_values (key_hash, version, payload, schema_version, author, reason)
+        SELECT $1, version, $3, $4, $5, $6 FROM head
         RETURNING version, written_at
       )\(pruning)
       SELECT inserted.version, (extract(epoch FROM inserted.written_at) * 1000)::bigint FROM inserted
@@ -78,28 +81,28 @@ enum SharedStatements {
 
   static func latest(keyHash: String) -> PostgresQuery {
     """
-    SELECT version, payload, schema_version, \(unescaped: milliseconds) FROM pld_values
+    SELECT version, payload, schema_version, \(unescaped: milliseconds), author, reason FROM pld_values
     WHERE key_hash = \(keyHash) ORDER BY version DESC LIMIT 1
     """
   }
 
   static func row(keyHash: String, version: Int64) -> PostgresQuery {
     """
-    SELECT version, payload, schema_version, \(unescaped: milliseconds) FROM pld_values
+    SELECT version, payload, schema_version, \(unescaped: milliseconds), author, reason FROM pld_values
     WHERE key_hash = \(keyHash) AND version = \(version)
     """
   }
 
   static func rows(keyHash: String, after version: Int64, limit: Int) -> PostgresQuery {
     """
-    SELECT version, payload, schema_version, \(unescaped: milliseconds) FROM pld_values
+    SELECT version, payload, schema_version, \(unescaped: milliseconds), author, reason FROM pld_values
     WHERE key_hash = \(keyHash) AND version > \(version) ORDER BY version LIMIT \(Int64(limit))
     """
   }
 
   static func history(keyHash: String, limit: Int?) -> PostgresQuery {
     """
-    SELECT version, payload, schema_version, \(unescaped: milliseconds) FROM pld_values
+    SELECT version, payload, schema_version, \(unescaped: milliseconds), author, reason FROM pld_values
     WHERE key_hash = \(keyHash) ORDER BY version DESC LIMIT \(limit.map { Int64(max(0, $0)) })
     """
   }

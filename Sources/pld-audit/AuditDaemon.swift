@@ -2,13 +2,15 @@ import Foundation
 import PersistentLiveData
 
 /// `pld-audit`: a long-running example. It keeps an audit log of every version of a key — including
-/// those written by other processes (`pld-tool set` from another shell) — with `changes(since:)` off the
-/// main actor, resumes after a restart where it stopped, shows the latest value through a lifecycle-bound
+/// those written by other processes (`pld-tool set` from another shell) — with who wrote each one and why
+/// (its `WriteAttribution`), with `changes(since:)` off the main actor, resumes after a restart where it
+/// stopped, shows the latest value through a lifecycle-bound
 /// main-actor observer, and exits cleanly on SIGINT or SIGTERM.
 ///
 /// ```sh
 /// swift run pld-audit --db /tmp/flags.db &
-/// swift run pld-tool set /tmp/flags.db flags '{"beta": true}'
+/// swift run pld-tool set /tmp/flags.db flags '{"beta": true}' --reason "INC-42"
+/// # audit: v1 at 2026-11-28T00:40:12Z by alice (INC-42): {"beta":true}
 /// kill %1
 /// ```
 @main @MainActor
@@ -45,8 +47,9 @@ struct AuditDaemon {
         do {
           for try await change in flags.changes(since: last) {
             let time = change.writtenAt.formatted(.iso8601)
-            Output.line("audit: v\(change.version) at \(time): \(Output.json(change.value))")
-            try position.set(change.version)
+            let by = Output.attribution(change.attribution)
+            Output.line("audit: v\(change.version) at \(time) \(by): \(Output.json(change.value))")
+            try record(change.version, in: position)
             last = change.version
           }
           return last
@@ -56,11 +59,12 @@ struct AuditDaemon {
           // which reads any version without throwing for its value, then resumes after it.
           let entry = try flags.historyEntry(at: version)
           let time = entry.map { $0.writtenAt.formatted(.iso8601) } ?? "an unknown time"
+          let by = Output.attribution(entry?.attribution)
           let reason = entry.map { entry in
             if case .failure(let error) = entry.result { "\(error)" } else { "decodes now" }
           }
-          Output.line("audit: v\(version) at \(time): not readable as flags (\(reason ?? "pruned"))")
-          try position.set(version)
+          Output.line("audit: v\(version) at \(time) \(by): not readable as flags (\(reason ?? "pruned"))")
+          try record(version, in: position)
           last = version
         }
       }
@@ -81,6 +85,13 @@ struct AuditDaemon {
     monitor.scopeLifecycle.deactivate()
     try store.close()
     Output.line("pld-audit: stopped (\(reason)) after version \(last)")
+  }
+
+  /// Records the audit's position; like every write, it says who made it and why.
+  nonisolated static func record(_ version: Int64, in position: PersistentLiveData<Int64>) throws {
+    try WriteAttribution.$current.withValue(WriteAttribution(author: "pld-audit", reason: "audited")) {
+      try position.set(version)
+    }
   }
 }
 

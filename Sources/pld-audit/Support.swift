@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PersistentLiveData
 
 #if canImport(Glibc)
 import Glibc
@@ -15,6 +16,12 @@ enum Output {
 
   static func error(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))
+  }
+
+  /// `by alice (INC-42)`: who wrote a version and why; `by unknown` when it records neither.
+  static func attribution(_ attribution: WriteAttribution?) -> String {
+    let author = attribution?.author ?? "unknown"
+    return "by \(author)" + (attribution?.reason.map { " (\($0))" } ?? "")
   }
 
   /// Flags as compact JSON with sorted keys.

@@ -397,9 +397,11 @@ class InspectorTests(unittest.TestCase):
         self.assertIn("Confirm", button.text)
         button.click()
         self.wait_version("settings", 4)
-        wait_until(lambda: self.driver.find_elements(By.CSS_SELECTOR, '#timeline article[data-version="4"]'))
-        newest = json.loads(tool("get", path, "settings"))
-        self.assertEqual(newest, json.loads(tool("get", path, "settings", "--version", "1")))
+        newest = wait_until(lambda: self.driver.find_elements(By.CSS_SELECTOR, '#timeline article[data-version="4"]'))
+        self.assertIn("author pld-tool serve", newest[0].find_element(By.CSS_SELECTOR, ".meta").text)
+        self.assertEqual(self.row("settings").find_elements(By.CSS_SELECTOR, ".cell")[5].text, "pld-tool serve")
+        value = json.loads(tool("get", path, "settings"))
+        self.assertEqual(value, json.loads(tool("get", path, "settings", "--version", "1")))
 
     # MARK: a shared store
 

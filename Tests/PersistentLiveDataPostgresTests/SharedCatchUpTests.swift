@@ -113,7 +113,7 @@ struct SharedCatchUpTests {
     #expect(old.value == 7)
     #expect(old.version == 1)
     #expect(
-      try fixture.psql("SELECT string_agg(version::text, ',' ORDER BY version) FROM pld_schema") == "1,2")
+      try fixture.psql("SELECT string_agg(version::text, ',' ORDER BY version) FROM pld_schema") == "1,2,3")
     #expect(try fixture.psql("SELECT count(*) FROM pld_values WHERE changed_by IS NULL") == "1")
     try await Listeners.expectListening([b], fixture, "the replica listens")
     try await Task.sleep(for: .milliseconds(500))

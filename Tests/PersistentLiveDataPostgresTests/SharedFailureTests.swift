@@ -250,9 +250,9 @@ struct SharedFailureTests {
     #expect(failures.all.isEmpty)
     try await Listeners.expectListening(replicas, fixture, "every run() got past the schema")
     let schemaRows = try fixture.psql("SELECT count(*) FROM pld_schema")
-    #expect(schemaRows == "2")
+    #expect(schemaRows == "3")
     let versions = try fixture.psql("SELECT string_agg(version::text, ',' ORDER BY version) FROM pld_schema")
-    #expect(versions == "1,2")
+    #expect(versions == "1,2,3")
     let tables = try fixture.psql(
       "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE tablename LIKE 'pld\\_%'")
     #expect(tables == "pld_heads,pld_schema,pld_values")

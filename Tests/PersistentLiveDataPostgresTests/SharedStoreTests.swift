@@ -241,7 +241,7 @@ struct SharedStoreTests {
       }
       try await group.waitForAll()
     }
-    #expect(try fixture.psql("SELECT count(*) FROM pld_schema") == "2", "each migration once")
+    #expect(try fixture.psql("SELECT count(*) FROM pld_schema") == "3", "each migration once")
     #expect(replicas.allSatisfy { $0.isRunning })
     for replica in replicas { await replica.shutDown() }
   }

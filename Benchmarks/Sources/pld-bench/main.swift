@@ -1,4 +1,6 @@
+import CoreMetrics
 import Foundation
+import Prometheus
 
 // pld-bench: the performance benchmark of PersistentLiveData. Top-level code runs on the main actor,
 // where the library's observers are called. See README.md for what each table measures.
@@ -36,6 +38,13 @@ if let writer = options.externalWriter {
   }
 }
 
+// PLD_BENCH_METRICS_BOOTSTRAP=1: a Prometheus backend for the whole process, so that every store of every
+// group reports (compare with a run without it; the metrics group compares within one process).
+if ProcessInfo.processInfo.environment["PLD_BENCH_METRICS_BOOTSTRAP"] == "1" {
+  MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: PrometheusCollectorRegistry()))
+  print("Metrics: swift-prometheus bootstrapped for the whole process (PLD_BENCH_METRICS_BOOTSTRAP=1).")
+}
+
 var run = RunInfo(options: options)
 print("# PersistentLiveData benchmark\n")
 run.header.forEach { print($0) }
@@ -65,6 +74,9 @@ do {
   try await group("delivery") { try DeliveryBenchmark(quick: options.quick).run(report) }
   try await group("registration") { try await RegistrationBenchmark(quick: options.quick).run(report) }
   try await group("set") { try SetBenchmark(quick: options.quick, scratch: scratch).run(report) }
+  try await group("attribution") {
+    try AttributionBenchmark(quick: options.quick, scratch: scratch).run(report)
+  }
   try await group("encoding") { try EncodingBenchmark(quick: options.quick, scratch: scratch).run(report) }
   try await group("restore") { try RestoreBenchmark(quick: options.quick, scratch: scratch).run(report) }
   try await group("open") { try OpenBenchmark(quick: options.quick, scratch: scratch).run(report) }
@@ -87,6 +99,7 @@ do {
   try await group("external-scale") {
     try await ExternalScaleBenchmark(quick: options.quick, scratch: scratch).run(report)
   }
+  try await group("metrics") { try MetricsBenchmark(quick: options.quick, scratch: scratch).run(report) }
   Goals(report: report, quick: options.quick).print(report)
 } catch {
   FileHandle.standardError.write(Data("pld-bench: \(error)\n".utf8))

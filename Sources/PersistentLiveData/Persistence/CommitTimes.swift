@@ -19,18 +19,21 @@ package import Foundation
 /// times.record(committed.version, writtenAt: committed.writtenAt)   // then advance(to:version:onMainActor:)
 /// ```
 package final class CommitTimes: Sendable {
+  /// What is recorded of a commit: its time, and who made it and why (``WriteAttribution``).
+  package typealias Commit = (writtenAt: Date, attribution: WriteAttribution?)
+
   /// Where the commit time of a version the ledger has not kept is found.
   package enum Source: Sendable {
     /// Read at once, on the calling thread (a local file). Nil: the version has no row (the version a
     /// removal took, or a pruned one).
-    case immediate(@Sendable (_ version: Int64) -> Date?)
+    case immediate(@Sendable (_ version: Int64) -> Commit?)
     /// Fetched over the network (a server). Throws while the server cannot be reached; nil: no row.
-    case fetched(@Sendable (_ version: Int64) async throws -> Date?)
+    case fetched(@Sendable (_ version: Int64) async throws -> Commit?)
   }
 
   private struct State {
     /// Oldest first; at most ``CommitTimes/keptVersions`` entries.
-    var recent: [(version: Int64, writtenAt: Date)] = []
+    var recent: [(version: Int64, writtenAt: Date, attribution: WriteAttribution?)] = []
     /// Versions whose time is being fetched.
     var fetching: Set<Int64> = []
   }
@@ -50,18 +53,22 @@ package final class CommitTimes: Sendable {
   }
 
   /// Remembers when `version` was committed, at the store's millisecond precision (so that the date equals
-  /// the one ``PersistentLiveData/history(limit:)`` reads back). A version already known keeps its time.
-  package func record(_ version: Int64, writtenAt: Date) {
-    record(version, milliseconds: Int64((writtenAt.timeIntervalSince1970 * 1000).rounded()))
+  /// the one ``PersistentLiveData/history(limit:)`` reads back), with its attribution. A version already
+  /// known keeps its time.
+  package func record(_ version: Int64, writtenAt: Date, attribution: WriteAttribution? = nil) {
+    record(
+      version, milliseconds: Int64((writtenAt.timeIntervalSince1970 * 1000).rounded()),
+      attribution: attribution)
   }
 
-  /// Remembers when `version` was committed, given in milliseconds since 1970 as stores keep it.
-  package func record(_ version: Int64, milliseconds: Int64) {
+  /// Remembers when `version` was committed, given in milliseconds since 1970 as stores keep it, with its
+  /// attribution.
+  package func record(_ version: Int64, milliseconds: Int64, attribution: WriteAttribution? = nil) {
     let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     state.withLock { state in
       guard !state.recent.contains(where: { $0.version == version }) else { return }
       let position = state.recent.firstIndex { $0.version > version } ?? state.recent.endIndex
-      state.recent.insert((version, date), at: position)
+      state.recent.insert((version, date, attribution), at: position)
       if state.recent.count > Self.keptVersions { state.recent.removeFirst() }
     }
   }
@@ -74,9 +81,16 @@ package final class CommitTimes: Sendable {
     if let kept = state.withLock({ $0.recent.last { $0.version == version }?.writtenAt }) { return kept }
     guard case .immediate(let read) = source else { return nil }
     // Outside the ledger's lock: the read takes the store's.
-    let date = read(version) ?? Self.unwritten
-    record(version, writtenAt: date)
+    let commit = read(version)
+    let date = commit?.writtenAt ?? Self.unwritten
+    record(version, writtenAt: date, attribution: commit?.attribution)
     return date
+  }
+
+  /// The attribution recorded with `version`, once ``known(_:)`` found its time; nil when it has none (or
+  /// the ledger no longer keeps it).
+  package func attribution(of version: Int64) -> WriteAttribution? {
+    state.withLock { $0.recent.last { $0.version == version }?.attribution }
   }
 
   /// Fetches the commit time of `version` from a ``Source/fetched(_:)`` source, retrying while the server
@@ -98,7 +112,8 @@ package final class CommitTimes: Sendable {
       var delay = Duration.milliseconds(50)
       while stillNeeded() {
         do {
-          record(version, writtenAt: try await read(version) ?? Self.unwritten)
+          let commit = try await read(version)
+          record(version, writtenAt: commit?.writtenAt ?? Self.unwritten, attribution: commit?.attribution)
           break
         } catch {
           try? await Task.sleep(for: delay)

@@ -41,6 +41,13 @@ public struct HistoryEntry<Value: Sendable>: Sendable {
   /// let value = try entry.result.get()   // throws this version's decoding error
   /// ```
   public let result: Result<Value, PersistentLiveDataError>
+  /// Who wrote the version, and why; nil for a version written without a ``WriteAttribution`` (and for
+  /// every version written before stores recorded attributions).
+  ///
+  /// ```swift
+  /// let authors = try settings.historyEntries().compactMap(\.attribution?.author)
+  /// ```
+  public let attribution: WriteAttribution?
 
   /// The value, or nil when the version does not decode.
   ///
@@ -62,9 +69,12 @@ public struct HistoryEntry<Value: Sendable>: Sendable {
   ///   - writtenAt: When it was committed.
   ///   - schemaVersion: The schema version it was written with.
   ///   - result: Its value, or why it does not decode.
+  ///   - attribution: Who wrote it, and why; nil when unknown.
   public init(
-    version: Int64, writtenAt: Date, schemaVersion: Int, result: Result<Value, PersistentLiveDataError>
+    version: Int64, writtenAt: Date, schemaVersion: Int, result: Result<Value, PersistentLiveDataError>,
+    attribution: WriteAttribution? = nil
   ) {
+    self.attribution = attribution
     self.version = version
     self.writtenAt = writtenAt
     self.schemaVersion = schemaVersion

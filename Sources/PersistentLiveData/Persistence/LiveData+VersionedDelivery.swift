@@ -65,7 +65,10 @@ extension LiveData {
     guard version >= 0, version > lastDelivered else { return }
     if let writtenAt = commitTimes.known(version) {
       lastDelivered = version
-      onChange(Versioned(version: version, value: value, writtenAt: writtenAt))
+      onChange(
+        Versioned(
+          version: version, value: value, writtenAt: writtenAt,
+          attribution: commitTimes.attribution(of: version)))
       return
     }
     // Not delivered: the registry must offer the current version again (now, after the fetch, or on

@@ -116,7 +116,9 @@ package actor ChangeReader<Value: Codable & Sendable> {
     while true {
       if let row = page.popFirst() {
         try cursor.advance(over: row)
-        return Versioned(version: row.version, value: try decoding.decode(row), writtenAt: row.writtenAt)
+        return Versioned(
+          version: row.version, value: try decoding.decode(row), writtenAt: row.writtenAt,
+          attribution: row.attribution)
       }
       if Task.isCancelled { return nil }
       // Noted before reading: a commit between the read and the wait ends the wait at once.

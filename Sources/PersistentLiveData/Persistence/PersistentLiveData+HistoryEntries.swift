@@ -49,6 +49,7 @@ extension PersistentLiveData {
           payload: row.payload))
     }
     return HistoryEntry(
-      version: row.version, writtenAt: row.writtenAt, schemaVersion: row.schemaVersion, result: result)
+      version: row.version, writtenAt: row.writtenAt, schemaVersion: row.schemaVersion, result: result,
+      attribution: row.attribution)
   }
 }

@@ -48,7 +48,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
     self.decoding = decoding
     commitTimes = CommitTimes(
       source: .immediate { [database, key = decoding.key] version in
-        (try? database.row(key: key, version: version))?.writtenAt
+        (try? database.row(key: key, version: version)).flatMap { $0.map { ($0.writtenAt, $0.attribution) } }
       })
     super.init(value: value, version: version)
   }
@@ -67,11 +67,15 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
   /// - Parameters:
   ///   - newValue: The value to store.
   ///   - isolation: The caller's isolation, filled in by the compiler.
-  /// - Throws: ``PersistentLiveDataError`` (encoding failure, disk full, read-only, busy, closed store…);
-  ///   nothing has changed then.
+  /// The version records the ``WriteAttribution/current`` in effect here (every write does).
+  ///
+  /// - Throws: ``PersistentLiveDataError`` (encoding failure, disk full, read-only, busy, closed store…),
+  ///   or ``WriteAttributionTooLong`` for an attribution over its limits; nothing has changed then.
   public func set(_ newValue: Value, isolation: isolated (any Actor)? = #isolation) throws {
-    let payload = try ValueCodec.encode(newValue, key: key)
-    try write(newValue, payload: payload, expectedVersion: nil, isolation: isolation)
+    try database.instrumentation.measure(.set, key: key) {
+      let payload = try ValueCodec.encode(newValue, key: key)
+      try write(newValue, payload: payload, expectedVersion: nil, isolation: isolation)
+    }
   }
 
   /// Atomically reads, transforms and writes the value as the next version.
@@ -93,7 +97,17 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
   public func update(
     isolation: isolated (any Actor)? = #isolation, _ transform: (inout Value) throws -> Void
   ) throws -> Value {
+    try database.instrumentation.measure(.update, key: key) {
+      try updateRetrying(isolation: isolation, transform)
+    }
+  }
+
+  /// The body of ``update(isolation:_:)``: the transform, run again after every conflict.
+  private func updateRetrying(
+    isolation: isolated (any Actor)?, _ transform: (inout Value) throws -> Void
+  ) throws -> Value {
     try database.ensureWritable()  // before the transform runs
+    _ = try WriteAttribution.validatedCurrent()  // so is an attribution over its limit
     while true {
       let base = currentBase()
       var candidate = base.value
@@ -103,6 +117,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
         try write(candidate, payload: payload, expectedVersion: base.version, isolation: isolation)
         return candidate
       } catch let conflict as VersionConflict {
+        database.instrumentation.countRetry()
         try reload(expecting: conflict.latestVersion, isolation: isolation)
       }
     }
@@ -128,7 +143,8 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
     try historyEntries(limit: limit).compactMap { entry in
       switch entry.result {
       case .success(let value):
-        return Versioned(version: entry.version, value: value, writtenAt: entry.writtenAt)
+        return Versioned(
+          version: entry.version, value: value, writtenAt: entry.writtenAt, attribution: entry.attribution)
       case .failure(let error):
         database.options.logger?.warning(
           "history() leaves out a version that does not decode",
@@ -176,6 +192,11 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
   ///   ``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` if it does not decode,
   ///   whatever the ``DecodeFailurePolicy``; otherwise as ``set(_:isolation:)``. Nothing has changed then.
   public func rollback(to version: Int64, isolation: isolated (any Actor)? = #isolation) throws {
+    try database.instrumentation.measure(.rollback, key: key) { try rollback(to: version, isolation) }
+  }
+
+  /// The body of ``rollback(to:isolation:)``.
+  private func rollback(to version: Int64, _ isolation: isolated (any Actor)?) throws {
     guard let row = try database.row(key: key, version: version) else {
       throw PersistentLiveDataError.unknownVersion(key: key, version: version)
     }
@@ -200,7 +221,10 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
   /// - Parameter isolation: The caller's isolation, filled in by the compiler.
   /// - Throws: As ``set(_:isolation:)``; nothing has changed then.
   public func reset(isolation: isolated (any Actor)? = #isolation) throws {
-    try set(defaultValue, isolation: isolation)
+    try database.instrumentation.measure(.reset, key: key) {
+      let payload = try ValueCodec.encode(defaultValue, key: key)
+      try write(defaultValue, payload: payload, expectedVersion: nil, isolation: isolation)
+    }
   }
 
   // MARK: Internals
@@ -225,11 +249,12 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
     _ newValue: Value, payload: Data, expectedVersion: Int64?, isolation: isolated (any Actor)?
   ) throws {
     let onMainActor = isolation === MainActor.shared
-    let write = PendingWrite(
+    let write = try PendingWrite(
       key: key, payload: payload, schemaVersion: decoding.schemaVersion, expectedVersion: expectedVersion,
       staged: newValue
     ) { [self] committed in
-      commitTimes.record(committed.version, writtenAt: committed.writtenAt)
+      commitTimes.record(
+        committed.version, writtenAt: committed.writtenAt, attribution: committed.attribution)
       return advance(to: newValue, version: committed.version, onMainActor: onMainActor)
     }
     try database.commit(write)
@@ -245,7 +270,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
       return
     }
     let value = try decoding.reload(row, current: snapshot.value)
-    commitTimes.record(row.version, writtenAt: row.writtenAt)
+    commitTimes.record(row.version, writtenAt: row.writtenAt, attribution: row.attribution)
     advance(to: value, version: row.version, onMainActor: onMainActor).notifyObservers()
   }
 }
@@ -255,7 +280,7 @@ extension PersistentLiveData: StoredLiveValue {
   /// decodes.
   package func receive(_ row: StoredRow, onMainActor: Bool) -> CommitEffect {
     guard row.version > version, let value = decoding.received(row) else { return .none }
-    commitTimes.record(row.version, writtenAt: row.writtenAt)
+    commitTimes.record(row.version, writtenAt: row.writtenAt, attribution: row.attribution)
     return advance(to: value, version: row.version, onMainActor: onMainActor)
   }
 

@@ -9,3 +9,12 @@ extension PersistentLiveDataError: LocalizedError {
   /// ```
   public var errorDescription: String? { description }
 }
+
+extension WriteAttributionTooLong: LocalizedError {
+  /// The same sentence as ``description``: it names the field and the limit.
+  ///
+  /// ```swift
+  /// do { try flags.set(off) } catch { showAlert(error.localizedDescription) }
+  /// ```
+  public var errorDescription: String? { description }
+}

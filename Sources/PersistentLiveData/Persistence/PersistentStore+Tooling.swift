@@ -17,14 +17,23 @@ extension PersistentStore {
   /// Stores `json` as `version` of `key`, written at `writtenAtMilliseconds`, with `schemaVersion`: a
   /// faithful restore of an exported version (`pld-tool import` into a store without the key).
   ///
+  /// `attribution` is the exported version's, recorded as it is (nil stays nil), whatever
+  /// ``WriteAttribution/current`` is.
+  ///
   /// - Throws: ``PersistentLiveDataError/unknownVersion(key:version:)`` when `version` is not above the
-  ///   key's newest version (numbers are never reused or reordered); nothing is written then.
+  ///   key's newest version (numbers are never reused or reordered), ``WriteAttributionTooLong``; nothing
+  ///   is written then.
   package func restoreJSON(
-    _ json: Data, forKey key: String, version: Int64, writtenAtMilliseconds: Int64, schemaVersion: Int?
+    _ json: Data, forKey key: String, version: Int64, writtenAtMilliseconds: Int64, schemaVersion: Int?,
+    attribution: WriteAttribution? = nil
   ) throws {
     try Self.validate(key: key)
+    try attribution?.validate()
     let payload = try Self.canonicalJSON(json, key: key)
-    var write = PendingWrite(key: key, payload: payload, schemaVersion: schemaVersion.map { max(1, $0) })
+    var write = try WriteAttribution.$current.withValue(nil) {
+      try PendingWrite(key: key, payload: payload, schemaVersion: schemaVersion.map { max(1, $0) })
+    }
+    write.attribution = attribution.flatMap { $0.isEmpty ? nil : $0 }
     write.restoring = (version, Date(timeIntervalSince1970: Double(writtenAtMilliseconds) / 1_000))
     do {
       try database.commit(write)
@@ -70,7 +79,7 @@ extension PersistentStore {
   /// Commits raw JSON: the key's live instance in this process, if any, decodes it after the commit,
   /// outside the store's lock (see ``PendingWrite``).
   private func writeRaw(_ payload: Data, key: String, schemaVersion: Int?) throws -> Int64 {
-    try database.commit(PendingWrite(key: key, payload: payload, schemaVersion: schemaVersion))
+    try database.commit(try PendingWrite(key: key, payload: payload, schemaVersion: schemaVersion))
   }
 
   /// `json` re-serialized compactly with unescaped slashes and object keys in the order the library's

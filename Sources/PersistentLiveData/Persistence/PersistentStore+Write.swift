@@ -44,7 +44,7 @@ extension PersistentStore {
   ///   taken commits with its group).
   @discardableResult
   public func write<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await database.write(body)
+    try await database.instrumentation.measure(.write, key: nil) { try await database.write(body) }
   }
 }
 
@@ -58,8 +58,10 @@ extension PersistentLiveData {
   /// - Parameter newValue: The value to store.
   /// - Throws: As ``PersistentStore/write(_:)``; nothing has changed then.
   public func write(_ newValue: Value) async throws {
-    let payload = try await Self.encode(newValue, key: key)
-    try await database.write(isOneWrite: true) { [self] in try commit(newValue, encoded: payload) }
+    try await database.instrumentation.measure(.write, key: key) {
+      let payload = try await Self.encode(newValue, key: key)
+      try await database.write(isOneWrite: true) { [self] in try commit(newValue, encoded: payload) }
+    }
   }
 
   /// Encodes off the caller's actor (a nonisolated async function runs on the global executor) and off

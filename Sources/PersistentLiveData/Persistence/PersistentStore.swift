@@ -106,7 +106,8 @@ public final class PersistentStore: Sendable {
     // meanwhile, its instance wins and this one is dropped.
     let (latest, changeCount) = try database.latestRowForNewInstance(key: key)
     let decoding = StoredValueDecoding<Value>(
-      key: key, policy: options.onUndecodable, logger: options.logger, events: database.events)
+      key: key, policy: options.onUndecodable, logger: options.logger, events: database.events,
+      instrumentation: database.instrumentation)
     var latestRow: StoredRow?
     if case .row(let row) = latest { latestRow = row }
     var (value, version) = try decoding.restore(latest: latestRow, default: defaultValue) {
@@ -154,7 +155,7 @@ public final class PersistentStore: Sendable {
   public func transaction(
     isolation: isolated (any Actor)? = #isolation, _ body: () throws -> Void
   ) throws {
-    try database.transaction(body)
+    try database.instrumentation.measure(.transaction, key: nil) { try database.transaction(body) }
   }
 
   /// Makes every commit so far durable, also under ``Durability/normal``.

@@ -176,6 +176,16 @@ public struct StoreOptions: Sendable {
   /// let store = try PersistentStore(path: path, options: options)
   /// ```
   public var applicationIdentifier: String?
+  /// Whether the spans of write calls carry the key itself (attribute `pld.key`). Default `false`: keys
+  /// may be personal data (`"user/jane@example.com/settings"`), and a tracing backend is often another
+  /// service with other retention rules. The spans always carry `pld.key.hash`, enough to find one key's
+  /// spans together (<doc:MetricsAndTraces>).
+  ///
+  /// ```swift
+  /// var options = StoreOptions()
+  /// options.tracesKeys = true   // keys are not personal data in this app
+  /// ```
+  public var tracesKeys: Bool = false
 
   /// Creates options; every parameter has the safe default.
   ///

@@ -11,10 +11,14 @@ package struct StoredRow: Sendable, Equatable {
   /// The ``PersistentValue/schemaVersion`` the value was written with: 1 for a plain `Codable` value and
   /// for every row written before the file recorded schema versions.
   package var schemaVersion: Int = 1
+  /// Who wrote it, and why; nil for a row written without one (or before the file recorded them).
+  package var attribution: WriteAttribution?
 
   package init(
-    key: String, version: Int64, writtenAtMilliseconds: Int64, payload: Data, schemaVersion: Int = 1
+    key: String, version: Int64, writtenAtMilliseconds: Int64, payload: Data, schemaVersion: Int = 1,
+    attribution: WriteAttribution? = nil
   ) {
+    self.attribution = attribution
     self.key = key
     self.version = version
     self.writtenAtMilliseconds = writtenAtMilliseconds

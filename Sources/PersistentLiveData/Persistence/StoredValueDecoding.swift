@@ -30,7 +30,14 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
   /// none): each such version is logged and reported once, however many later checks meet it again.
   private let reportedUndecodable = Locked<Int64>(0)
 
-  package init(key: String, policy: DecodeFailurePolicy, logger: Logger?, events: StoreEventHub? = nil) {
+  /// Where decode failures and versions received from elsewhere are counted (swift-metrics).
+  package let instrumentation: StoreInstrumentation?
+
+  package init(
+    key: String, policy: DecodeFailurePolicy, logger: Logger?, events: StoreEventHub? = nil,
+    instrumentation: StoreInstrumentation? = nil
+  ) {
+    self.instrumentation = instrumentation
     self.key = key
     self.policy = policy
     self.logger = logger
@@ -87,6 +94,7 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
       ]
       switch policy {
       case .throwError:
+        instrumentation?.countUndecodable()
         logger?.warning("Stored value does not decode", metadata: metadata)
         throw error
       case .useDefault:
@@ -137,7 +145,9 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
   package func received(_ row: StoredRow) -> Value? {
     guard reportedUndecodable.withLock({ $0 }) != row.version else { return nil }
     do {
-      return try decode(row)
+      let value = try decode(row)
+      instrumentation?.received(writtenAtMilliseconds: row.writtenAtMilliseconds)
+      return value
     } catch {
       let isNew = reportedUndecodable.withLock { reported in
         guard row.version > reported else { return false }
@@ -157,6 +167,7 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
 
   /// Hands `event` to the store's event streams, if any.
   private func report(_ event: StoreEvent) {
+    instrumentation?.countUndecodable()
     events?.emit(event)
   }
 

@@ -26,6 +26,16 @@ public struct Versioned<Value: Sendable>: Sendable {
   /// let age = Date().timeIntervalSince(entry.writtenAt)
   /// ```
   public let writtenAt: Date
+  /// Who wrote the version, and why: the ``WriteAttribution/current`` in effect where the write was
+  /// called; nil for a version written without one (and for every version written before stores recorded
+  /// attributions).
+  ///
+  /// ```swift
+  /// for entry in try flags.history(limit: 10) {
+  ///   print(entry.version, entry.attribution?.author ?? "unknown", entry.attribution?.reason ?? "")
+  /// }
+  /// ```
+  public let attribution: WriteAttribution?
 
   /// Creates a versioned value.
   ///
@@ -36,10 +46,12 @@ public struct Versioned<Value: Sendable>: Sendable {
   ///   - version: The version number.
   ///   - value: The value of that version.
   ///   - writtenAt: When it was committed.
-  public init(version: Int64, value: Value, writtenAt: Date) {
+  ///   - attribution: Who wrote it, and why; nil when unknown.
+  public init(version: Int64, value: Value, writtenAt: Date, attribution: WriteAttribution? = nil) {
     self.version = version
     self.value = value
     self.writtenAt = writtenAt
+    self.attribution = attribution
   }
 }
 

@@ -7,8 +7,9 @@ extension PLDTool {
     static let configuration = CommandConfiguration(
       abstract: "Print every stored version as JSON Lines, by key then version (import reads them back).",
       discussion: """
-        One JSON object per line: {"key", "version", "writtenAt", "size", "schemaVersion", "value"}, \
-        schemaVersion being the value schema version the version was written with. The output is JSON \
+        One JSON object per line: {"key", "version", "writtenAt", "size", "schemaVersion", "author", \
+        "reason", "value"}, schemaVersion being the value schema version the version was written with, \
+        author and reason who wrote it and why (each left out when not recorded). The output is JSON \
         Lines with or without --json. The rows come from one snapshot of the file. A damaged page stops \
         the export with an error; --salvage exports what can be read around it.
         """)

@@ -34,6 +34,11 @@ extension PLDTool {
         console.writeJSON(output.json)
       } else {
         console.writeLine(output.prettyValue)
+        // For a version asked for, who wrote it: on standard error, so that standard output stays the
+        // value's JSON.
+        if self.version != nil, row.attribution != nil {
+          console.writeError("version \(row.version)\(output.attributionSuffix)\n")
+        }
       }
     }
   }

@@ -6,7 +6,8 @@ extension PLDTool {
   struct History: ParsableCommand {
     static let configuration = CommandConfiguration(
       abstract:
-        "List the stored versions of a key, newest first: version, time, size, schema version and value.")
+        "List the stored versions of a key, newest first: version, time, size, schema version, author and "
+        + "reason (when recorded) and value.")
 
     @OptionGroup var options: DatabaseOptions
 

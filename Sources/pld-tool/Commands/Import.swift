@@ -25,6 +25,10 @@ extension PLDTool {
         whose lines have versions that cannot be kept (a gap, a wrong order, a number in the upper half \
         of the range) is renumbered too, with a note on standard error naming it.
 
+        "author" and "reason" (strings, as export writes them) are kept: a restored version keeps the \
+        exported ones, none when its line has none. Any other line records its own, or else --author \
+        and --reason (the author defaulting to your login name).
+
         Lines are written in file order in one transaction: if any line is invalid, nothing is \
         written. Blank lines are skipped. The store must exist: a missing database file, or an empty \
         (0-byte) one, is an error, and nothing is created or changed, unless --create is given (an empty \
@@ -41,6 +45,8 @@ extension PLDTool {
     @Flag(help: "Write every line as a new version, even of a key the store has never had.")
     var renumber = false
 
+    @OptionGroup var attribution: AttributionOptions
+
     /// One line to import.
     struct Entry {
       var line: Int
@@ -51,6 +57,8 @@ extension PLDTool {
       /// The exported version number and time, if the line has them (a faithful restore keeps them).
       var version: Int64?
       var writtenAtMilliseconds: Int64?
+      /// The line's `author` and `reason`, if it has either.
+      var attribution: WriteAttribution?
     }
 
     /// The highest exported version kept as it is: half the range.
@@ -133,11 +141,14 @@ extension PLDTool {
               {
                 try store.restoreJSON(
                   entry.value, forKey: entry.key, version: exported, writtenAtMilliseconds: writtenAt,
-                  schemaVersion: entry.schemaVersion)
+                  schemaVersion: entry.schemaVersion, attribution: entry.attribution)
                 version = exported
               } else {
-                version = try store.setJSON(
-                  entry.value, forKey: entry.key, schemaVersion: entry.schemaVersion)
+                version = try WriteAttribution.$current.withValue(
+                  entry.attribution ?? attribution.attribution
+                ) {
+                  try store.setJSON(entry.value, forKey: entry.key, schemaVersion: entry.schemaVersion)
+                }
               }
             } catch {
               throw CommandError(
@@ -333,10 +344,26 @@ extension PLDTool {
                 + "writes them: add the \"version\" or remove the \"writtenAt\"")
           }
         }
+        var parts: [String: String] = [:]
+        for name in ["author", "reason"] {
+          guard let member = object[name] else { continue }
+          guard case .string(let text) = member else {
+            throw failure("has an \"\(name)\" that is not a string")
+          }
+          parts[name] = text
+        }
+        let attribution = WriteAttribution(storedAuthor: parts["author"], reason: parts["reason"])
+        do {
+          try attribution?.validate()
+        } catch let error as WriteAttributionTooLong {
+          throw failure(
+            "has an \"\(error.field.name)\" of \(error.byteCount) bytes of UTF-8; the limit is \(error.limit) bytes"
+          )
+        }
         entries.append(
           Entry(
             line: lineNumber, key: key, value: Data(value.compact.utf8), schemaVersion: schemaVersion,
-            version: version, writtenAtMilliseconds: writtenAt))
+            version: version, writtenAtMilliseconds: writtenAt, attribution: attribution))
       }
       return entries
     }

@@ -17,6 +17,8 @@ extension PLDTool {
       transform: NumberArgument.parse(atLeast: 1))
     var version: Int64
 
+    @OptionGroup var attribution: AttributionOptions
+
     func validate() throws {
       if version < 1 { throw ValidationError("<version> must be at least 1.") }
     }
@@ -28,7 +30,7 @@ extension PLDTool {
       inspector.close()
 
       let store = try StoreAccess.store(options.database, ifMissing: .fail)
-      let written = try store.rollbackJSON(key: key, to: version)
+      let written = try attribution.recording { try store.rollbackJSON(key: key, to: version) }
       try store.close()
       try WrittenVersion(database: options.database, key: key, version: written).report(
         json: options.json, extra: [.init("restoredVersion", .integer(version))],

@@ -75,6 +75,8 @@ extension PLDTool {
 
     @OptionGroup var creation: CreateOption
 
+    @OptionGroup var attribution: AttributionOptions
+
     func validate() throws {
       if let schemaVersion, schemaVersion < 1 {
         throw ValidationError("--schema-version must be at least 1.")
@@ -99,7 +101,9 @@ extension PLDTool {
       let stored = try StoredSchemaVersions(options.database, key: key)
       if schemaVersion == nil, stored.ofKey.count > 1 { throw ambiguity(stored) }
       let store = try StoreAccess.store(options.database, ifMissing: creation.ifMissing)
-      let version = try store.setJSON(Data(text.utf8), forKey: key, schemaVersion: schemaVersion)
+      let version = try attribution.recording {
+        try store.setJSON(Data(text.utf8), forKey: key, schemaVersion: schemaVersion)
+      }
       try store.close()
       try WrittenVersion(database: options.database, key: key, version: version).report(json: options.json)
       let console = Console.current

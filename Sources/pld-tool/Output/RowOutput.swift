@@ -33,8 +33,8 @@ struct RowOutput {
   var rawPayload: String { String(decoding: row.payload, as: UTF8.self) }
 
   /// The row as a JSON object: `key`, `version`, `writtenAt`, `size`, `schemaVersion` (the value type's
-  /// schema version it was written with), `value` (and `rawPayload`, the stored text, with `value` null
-  /// when the payload is not valid JSON).
+  /// schema version it was written with), `author` and `reason` (each only when recorded), `value` (and
+  /// `rawPayload`, the stored text, with `value` null when the payload is not valid JSON).
   var json: JSONValue {
     var members: [JSONValue.Member] = [
       .init("key", .string(row.key)),
@@ -42,8 +42,10 @@ struct RowOutput {
       .init("writtenAt", .string(HumanFormat.iso8601(milliseconds: row.writtenAtMilliseconds))),
       .init("size", .integer(row.payload.count)),
       .init("schemaVersion", .integer(row.schemaVersion)),
-      .init("value", value ?? .null),
     ]
+    if let author = row.attribution?.author { members.append(.init("author", .string(author))) }
+    if let reason = row.attribution?.reason { members.append(.init("reason", .string(reason))) }
+    members.append(.init("value", value ?? .null))
     if value == nil { members.append(.init("rawPayload", .string(rawPayload))) }
     return .object(members)
   }
@@ -68,9 +70,19 @@ struct RowOutput {
     return "(not valid JSON) " + TerminalText.escaped(rawPayload)
   }
 
-  /// `version 7 · 2025-11-21 07:21:30 (5 min ago) · 18 B · schema 2`.
+  /// `version 7 · 2025-11-21 07:21:30 (5 min ago) · 18 B · schema 2`, then `· by ops · "INC-42"` when
+  /// the version records an author or a reason.
   var heading: String {
     "version \(row.version) · \(HumanFormat.timeWithAge(milliseconds: row.writtenAtMilliseconds)) · "
-      + HumanFormat.size(row.payload.count) + " · schema \(row.schemaVersion)"
+      + HumanFormat.size(row.payload.count) + " · schema \(row.schemaVersion)" + attributionSuffix
+  }
+
+  /// ` · by ops · "INC-42"`: the author and the reason, escaped for a terminal; empty when neither is
+  /// recorded.
+  var attributionSuffix: String {
+    var text = ""
+    if let author = row.attribution?.author { text += " · by " + TerminalText.escaped(author) }
+    if let reason = row.attribution?.reason { text += " · " + TerminalText.quoted(reason) }
+    return text
   }
 }

@@ -22,8 +22,8 @@ import Testing
     return lines
   }
 
-  private func setFlags(_ json: String, in database: String) throws {
-    let setter = try ChildProcess(tool, ["set", database, "flags", json])
+  private func setFlags(_ json: String, in database: String, attribution: [String] = []) throws {
+    let setter = try ChildProcess(tool, ["set", database, "flags", json] + attribution)
     _ = setter.readAllLines()
     setter.wait()
     #expect(setter.exitCode == 0)
@@ -36,7 +36,7 @@ import Testing
 
     let first = try ChildProcess(daemon, ["--db", database])
     #expect(readLines(of: first) { $0.hasPrefix("pld-audit: auditing flags") }.count == 1)
-    try setFlags(#"{"beta": true}"#, in: database)
+    try setFlags(#"{"beta": true}"#, in: database, attribution: ["--author", "alice", "--reason", "INC-42"])
     try setFlags(#"{"beta": false, "dark": true}"#, in: database)
     // Both the audit (every version) and the main-actor observer (the latest, coalescing allowed) hear
     // of the writes, in either order.
@@ -50,7 +50,8 @@ import Testing
       observedLatest = observedLatest || observed(line)
       return auditedTwo && observedLatest
     }
-    #expect(seen.contains { $0.hasPrefix("audit: v1 ") && $0.hasSuffix(#": {"beta":true}"#) })
+    #expect(
+      seen.contains { $0.hasPrefix("audit: v1 ") && $0.hasSuffix(#" by alice (INC-42): {"beta":true}"#) })
     #expect(seen.contains { $0.hasPrefix("audit: v2 ") && $0.hasSuffix(#": {"beta":false,"dark":true}"#) })
     #expect(seen.contains(where: observed))
     first.kill(SIGTERM)

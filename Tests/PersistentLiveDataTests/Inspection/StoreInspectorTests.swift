@@ -40,10 +40,12 @@ import Testing
 
     let newer = try makeStore(directory)
     let writer = try SQLiteConnection(path: newer, mode: .readWrite)
-    try writer.setPragma("user_version", 7)
+    try writer.setPragma("user_version", Int64(Migrator.latestVersion + 1))
     writer.close()
     let error = expectStoreError("schemaTooNew") { try StoreInspector(path: newer) }
-    #expect(error == .schemaTooNew(path: newer, found: 7, supported: Migrator.latestVersion))
+    #expect(
+      error
+        == .schemaTooNew(path: newer, found: Migrator.latestVersion + 1, supported: Migrator.latestVersion))
 
     let link = directory.path("link.db")
     try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: newer)

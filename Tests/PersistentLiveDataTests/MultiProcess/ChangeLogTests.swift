@@ -123,9 +123,10 @@ import Testing
     // The file as the previous schema left it.
     try SQLiteCLI.execute(
       path,
-      dropChangeLogSQL + "DELETE FROM pld_migrations WHERE version = 6; PRAGMA user_version = 5;")
+      dropAttributionSQL + dropChangeLogSQL
+        + "DELETE FROM pld_migrations WHERE version = 6; PRAGMA user_version = 5;")
     let store = try PersistentStore(path: path)
-    #expect(try SQLiteCLI.query(path, "PRAGMA user_version") == "6", "migrated")
+    #expect(try SQLiteCLI.query(path, "PRAGMA user_version") == "\(Migrator.latestVersion)", "migrated")
     let a = try store.liveData("a", default: 0)
     let b = try store.liveData("b", default: 0)
     #expect(a.value == 1)

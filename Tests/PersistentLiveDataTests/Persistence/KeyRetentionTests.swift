@@ -133,7 +133,8 @@ import Testing
     // Back to schema 3, as a store written by the previous release.
     try SQLiteCLI.execute(
       path,
-      dropChangeLogSQL + "DROP TABLE pld_key_retention; DROP TABLE pld_store_properties; "
+      dropAttributionSQL + dropChangeLogSQL
+        + "DROP TABLE pld_key_retention; DROP TABLE pld_store_properties; "
         + "DELETE FROM pld_migrations WHERE version >= 4; PRAGMA user_version = 3;")
     let store = try PersistentStore(path: path)
     #expect(try store.recordedRetention(of: "k") == nil)

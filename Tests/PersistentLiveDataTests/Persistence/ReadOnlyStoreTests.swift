@@ -123,16 +123,16 @@ import Testing
     let path = try Self.makeStore(folder)
     try SQLiteCLI.execute(
       path,
-      dropChangeLogSQL + "DROP TABLE pld_store_properties; DELETE FROM pld_migrations WHERE version >= 5; "
-        + "PRAGMA user_version = 4;"
+      dropAttributionSQL + dropChangeLogSQL
+        + "DROP TABLE pld_store_properties; DELETE FROM pld_migrations WHERE version >= 5; PRAGMA user_version = 4;"
     )
     let before = fileBytes(path)
-    #expect(throws: PersistentLiveDataError.schemaTooOld(path: path, found: 4, required: 6)) {
+    #expect(throws: PersistentLiveDataError.schemaTooOld(path: path, found: 4, required: 7)) {
       try PersistentStore(path: path, options: Self.readOnly)
     }
     #expect(fileBytes(path) == before)
     #expect(
-      PersistentLiveDataError.schemaTooOld(path: path, found: 4, required: 6).description.contains(
+      PersistentLiveDataError.schemaTooOld(path: path, found: 4, required: 7).description.contains(
         "open it once without StoreOptions.readOnly"))
     _ = try PersistentStore(path: path)  // a writable open upgrades it; then read-only works
     #expect(try PersistentStore(path: path, options: Self.readOnly).keys() == ["counter", "settings"])

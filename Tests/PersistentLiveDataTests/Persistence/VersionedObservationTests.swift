@@ -256,7 +256,7 @@ extension Persistence {
       let times = CommitTimes(
         source: .fetched { _ in
           for await _ in release { break }
-          return fetchedTime
+          return (fetchedTime, nil)
         })
       let data = MutableLiveData(0)
       let owner = TestLifecycleOwner()

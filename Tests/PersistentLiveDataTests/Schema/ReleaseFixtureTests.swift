@@ -63,11 +63,13 @@ extension ValueSchemas {
       try note.set(NoteV3(title: "after the upgrade", tags: [], pinned: true))
       try store.close()
 
-      #expect(try SQLiteCLI.query(path, "PRAGMA user_version") == "6")
+      #expect(try SQLiteCLI.query(path, "PRAGMA user_version") == "7")
       #expect(
         try SQLiteCLI.query(path, "SELECT version, name FROM pld_migrations ORDER BY version")
           == "1|initial_schema\n2|value_schema_versions\n3|removed_keys\n4|key_retention\n5|store_properties\n"
-          + "6|change_log")
+          + "6|change_log\n7|write_attribution")
+      // Every row written before reads without an attribution.
+      #expect(try SQLiteCLI.query(path, "SELECT count(*) FROM pld_values WHERE author IS NOT NULL") == "0")
       // The change log starts with the migration; nobody else read it, so the write after it logged nothing,
       // and the store's registration as a reader was deleted when it closed.
       #expect(try SQLiteCLI.query(path, "SELECT count(*) FROM pld_change_log") == "0")

@@ -226,6 +226,24 @@ import Glibc
     }
   }
 
+  @Test func showsWhoWroteEachVersionAndWhy() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try directory.makeSampleStore()
+    let set = try ToolProcess.run([
+      "set", path, "theme", #""ops""#, "--author", "ops <b>", "--reason", "INC-42 \"quoted\"",
+    ])
+    #expect(set.status == 0, "\(set.stderr)")
+    let server = try ServeProcess([path])
+    let keys = try #require(try server.get("/api/keys").json() as? [[String: Any]])
+    let theme = try #require(keys.first { $0["key"] as? String == "theme" })
+    #expect(theme["author"] as? String == "ops <b>")
+    #expect(theme["reason"] as? String == "INC-42 \"quoted\"")
+    let history = try #require(try server.get("/api/keys/theme/history").json() as? [[String: Any]])
+    #expect(history.map { $0["author"] as? String } == ["ops <b>", nil])
+    #expect(history.last?["author"] is NSNull)
+  }
+
   @Test func historyGivesVersionsNewestFirstWithTheDiffOfPldToolDiff() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
@@ -361,7 +379,13 @@ import Glibc
     #expect(body["version"] as? Int == 4)
     #expect(body["restoredVersion"] as? Int == 1)
     let event = try #require(try events.nextEvent(timeout: 10))
-    #expect((try event.json() as? [String: Any])?["version"] as? Int == 4)
+    let eventData = try #require(try event.json() as? [String: Any])
+    #expect(eventData["version"] as? Int == 4)
+    #expect((eventData["summary"] as? [String: Any])?["author"] as? String == "pld-tool serve")
+    let newest = try #require(
+      (try server.get("/api/keys/settings/history?limit=1").json() as? [[String: Any]])?.first)
+    #expect(newest["author"] as? String == "pld-tool serve")
+    #expect(newest["reason"] is NSNull)
     let value = try ToolProcess.run(["get", path, "settings"]).stdout
     let first = try ToolProcess.run(["get", path, "settings", "--version", "1"]).stdout
     #expect(value == first)

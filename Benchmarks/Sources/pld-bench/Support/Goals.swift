@@ -1,5 +1,5 @@
-/// The performance goals of issues 2, 3, 7, 13 ("every version from any process, within
-/// milliseconds") and 16 (group commit), checked against the figures of this run: the last table
+/// The performance goals of issues 2, 3, 7, 13 ("every version from any process, within milliseconds"),
+/// 16 (group commit) and 30 (attribution), checked against the figures of this run: the last table
 /// of a run. Only printed — a missed goal never fails the run (timing is noisy; CI checks nothing here).
 struct Goals {
   let report: Report
@@ -74,6 +74,14 @@ struct Goals {
             issue: "7", goal: "set \(size) p99.9", figure: value("set", name, "p99.9"), target: 200,
             unit: "µs"))
       }
+    }
+    for mode in ["normal", "full"] {
+      let name = "\(Format.bytes(ValueCycle(Profile.sample).encodedSize())) \(mode)"
+      let p50 = value("attribution", name, "withToWithoutP50").map { "p50 ratio \(Format.ratio($0))" } ?? ""
+      goals.append(
+        Goal(
+          issue: "30", goal: "set \(name) with an attribution / without (time ratio)",
+          figure: value("attribution", name, "withToWithoutTime"), target: 1.05, unit: "x", detail: p50))
     }
     goals.append(
       Goal(
@@ -164,12 +172,28 @@ struct Goals {
         detail: value("idle", "poll 50ms", "percentOfOneCore").map {
           "polling every 50 ms: \(Format.value($0)) %"
         } ?? ""))
+    for mode in ["normal", "full"] {
+      goals.append(
+        Goal(
+          issue: "31", goal: "set 114 B \(mode): with a Prometheus backend / without (time ratio)",
+          figure: value("metrics", "prometheus \(mode)", "timeRatioToNone"), target: 1.02, unit: "x",
+          detail: value("metrics", "prometheus \(mode)", "p50RatioToNone").map {
+            "p50 ratio \(Format.ratio($0))"
+          }
+            ?? ""))
+      goals.append(
+        Goal(
+          issue: "31", goal: "set 114 B \(mode) without a metrics backend / raw (time ratio)",
+          figure: value("metrics", "none \(mode)", "timeRatioToRaw"), target: 1.1, unit: "x",
+          detail: value("metrics", "none \(mode)", "p50RatioToRaw").map { "p50 ratio \(Format.ratio($0))" }
+            ?? ""))
+    }
     return goals
   }
 
   func print(_ report: Report) {
     var section = Section(
-      "Goals (issues 2, 3, 7, 13, 16): this run's figures"
+      "Goals (issues 2, 3, 7, 13, 16, 30, 31): this run's figures"
         + (quick ? " — quick mode, not a measurement" : ""),
       header: ["issue", "goal", "figure", "target", "status", "also"])
     for goal in goals {

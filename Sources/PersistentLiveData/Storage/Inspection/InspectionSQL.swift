@@ -9,6 +9,12 @@ enum InspectionSQL {
     fileSchema >= 2 ? "schema_version" : "1"
   }
 
+  /// What the row statements read after the payload: the schema version's expression, then the author and
+  /// the reason (`NULL, NULL` for a file older than migration 7).
+  static func rowColumns(fileSchema: Int) -> String {
+    schemaVersionColumn(fileSchema: fileSchema) + (fileSchema >= 7 ? ", author, reason" : ", NULL, NULL")
+  }
+
   /// Every key, in byte order: a skip-scan over the primary key, O(keys × log rows).
   static let keys = SQL.keys
 
@@ -44,38 +50,38 @@ enum InspectionSQL {
   /// The range of versions of one key: newest, oldest.
   static let versionRange = "SELECT max(version), min(version) FROM pld_values WHERE key = ?"
 
-  /// Rows of one key, newest first, at most `?2` (-1: all).
-  static func rowsNewestFirst(schema: String) -> String {
+  /// Rows of one key, newest first, at most `?2` (-1: all); `columns` is ``rowColumns(fileSchema:)``.
+  static func rowsNewestFirst(columns: String) -> String {
     """
-    SELECT version, written_at, payload, \(schema) FROM pld_values WHERE key = ? ORDER BY version DESC LIMIT ?
+    SELECT version, written_at, payload, \(columns) FROM pld_values WHERE key = ? ORDER BY version DESC LIMIT ?
     """
   }
 
   /// One row.
-  static func row(schema: String) -> String {
-    "SELECT version, written_at, payload, \(schema) FROM pld_values WHERE key = ? AND version = ?"
+  static func row(columns: String) -> String {
+    "SELECT version, written_at, payload, \(columns) FROM pld_values WHERE key = ? AND version = ?"
   }
 
   /// Rows of one key newer than a version, oldest first.
-  static func rowsAfter(schema: String) -> String {
+  static func rowsAfter(columns: String) -> String {
     """
-    SELECT version, written_at, payload, \(schema) FROM pld_values WHERE key = ? AND version > ?
+    SELECT version, written_at, payload, \(columns) FROM pld_values WHERE key = ? AND version > ?
     ORDER BY version
     """
   }
 
   /// Every row, by key then version (the other way round when `descending`).
-  static func allRows(schema: String, descending: Bool = false) -> String {
+  static func allRows(columns: String, descending: Bool = false) -> String {
     let order = descending ? " DESC" : ""
     return """
-      SELECT key, version, written_at, payload, \(schema) FROM pld_values ORDER BY key\(order), version\(order)
+      SELECT key, version, written_at, payload, \(columns) FROM pld_values ORDER BY key\(order), version\(order)
       """
   }
 
   /// Every row of key `?1`, by version (newest first when `descending`).
-  static func allRowsOfKey(schema: String, descending: Bool = false) -> String {
+  static func allRowsOfKey(columns: String, descending: Bool = false) -> String {
     """
-    SELECT key, version, written_at, payload, \(schema) FROM pld_values WHERE key = ?1
+    SELECT key, version, written_at, payload, \(columns) FROM pld_values WHERE key = ?1
     ORDER BY version\(descending ? " DESC" : "")
     """
   }

@@ -14,7 +14,7 @@ extension StoreInspector {
     var rows: [StoredRow] = []
     if hasValuesTable {
       try reading {
-        let statement = try connection.prepare(InspectionSQL.rowsNewestFirst(schema: schemaVersionColumn))
+        let statement = try connection.prepare(InspectionSQL.rowsNewestFirst(columns: rowColumns))
         try statement.bind(key, at: 1)
         try statement.bind(Int64(limit.map { max(0, $0) } ?? -1), at: 2)
         while try statement.step() { rows.append(Self.row(key: key, statement)) }
@@ -40,7 +40,7 @@ extension StoreInspector {
       throw InspectionError.unknownKey(path: path, key: key)
     }
     let row: StoredRow? = try reading {
-      let statement = try connection.cachedStatement(InspectionSQL.row(schema: schemaVersionColumn))
+      let statement = try connection.cachedStatement(InspectionSQL.row(columns: rowColumns))
       defer { statement.reset() }
       try statement.bind(key, at: 1)
       try statement.bind(version, at: 2)
@@ -90,7 +90,7 @@ extension StoreInspector {
   package func rows(key: String, after version: Int64) throws -> [StoredRow] {
     guard hasValuesTable else { return [] }
     return try reading {
-      let statement = try connection.cachedStatement(InspectionSQL.rowsAfter(schema: schemaVersionColumn))
+      let statement = try connection.cachedStatement(InspectionSQL.rowsAfter(columns: rowColumns))
       defer { statement.reset() }
       try statement.bind(key, at: 1)
       try statement.bind(version, at: 2)
@@ -131,8 +131,8 @@ extension StoreInspector {
     let statement = try reading {
       let statement = try connection.prepare(
         key == nil
-          ? InspectionSQL.allRows(schema: schemaVersionColumn)
-          : InspectionSQL.allRowsOfKey(schema: schemaVersionColumn))
+          ? InspectionSQL.allRows(columns: rowColumns)
+          : InspectionSQL.allRowsOfKey(columns: rowColumns))
       if let key { try statement.bind(key, at: 1) }
       return statement
     }
@@ -147,7 +147,8 @@ extension StoreInspector {
   static func keyedRow(_ statement: SQLiteStatement) -> StoredRow {
     StoredRow(
       key: statement.text(0), version: statement.int64(1), writtenAtMilliseconds: statement.int64(2),
-      payload: statement.data(3), schemaVersion: Int(clamping: statement.int64(4)))
+      payload: statement.data(3), schemaVersion: Int(clamping: statement.int64(4)),
+      attribution: statement.attribution(at: 5))
   }
 
   /// `PRAGMA data_version`: changes whenever *another* connection commits to the file.
@@ -169,6 +170,7 @@ extension StoreInspector {
   static func row(key: String, _ statement: SQLiteStatement) -> StoredRow {
     StoredRow(
       key: key, version: statement.int64(0), writtenAtMilliseconds: statement.int64(1),
-      payload: statement.data(2), schemaVersion: Int(clamping: statement.int64(3)))
+      payload: statement.data(2), schemaVersion: Int(clamping: statement.int64(3)),
+      attribution: statement.attribution(at: 4))
   }
 }

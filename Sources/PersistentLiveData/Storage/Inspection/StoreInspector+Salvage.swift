@@ -96,8 +96,8 @@ extension StoreInspector {
   ) throws -> String? {
     let statement = try connection.prepare(
       key == nil
-        ? InspectionSQL.allRows(schema: schemaVersionColumn, descending: descending)
-        : InspectionSQL.allRowsOfKey(schema: schemaVersionColumn, descending: descending))
+        ? InspectionSQL.allRows(columns: rowColumns, descending: descending)
+        : InspectionSQL.allRowsOfKey(columns: rowColumns, descending: descending))
     defer { statement.finalize() }
     if let key { try statement.bind(key, at: 1) }
     do {

@@ -48,6 +48,8 @@ package final class StoreInspector {
   /// The expression of a row's value schema version in this file's statements: `schema_version`, or
   /// `1` for a file older than the column (an inspector never migrates).
   var schemaVersionColumn: String { InspectionSQL.schemaVersionColumn(fileSchema: schemaVersion) }
+  /// What this file's row statements read after the payload (``InspectionSQL/rowColumns(fileSchema:)``).
+  var rowColumns: String { InspectionSQL.rowColumns(fileSchema: schemaVersion) }
   /// Whether the file's header says WAL mode (an immutable connection reports `delete` instead).
   let headerIsWAL: Bool
   /// The read-only connection.

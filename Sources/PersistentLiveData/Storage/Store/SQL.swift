@@ -1,10 +1,10 @@
 /// The statements the store runs, in one place so that the schema they assume is easy to review.
 ///
 /// They assume the newest schema (`Migrations/`): a store migrates its file before its first read. Rows
-/// are read as (version, written_at, payload, schema_version).
+/// are read as (version, written_at, payload, schema_version, author, reason).
 enum SQL {
   static let latestRow = """
-    SELECT version, written_at, payload, schema_version FROM pld_values
+    SELECT version, written_at, payload, schema_version, author, reason FROM pld_values
     WHERE key = ? ORDER BY version DESC LIMIT 1
     """
   /// The newest version of a key: its newest row's, or the version its removal took (which stays below
@@ -27,23 +27,25 @@ enum SQL {
   static let removedVersion = "SELECT version FROM pld_removed_keys WHERE key = ?"
   static let deleteKey = "DELETE FROM pld_values WHERE key = ?"
   static let recordRemoval = """
-    INSERT INTO pld_removed_keys (key, version, removed_at) VALUES (?, ?, ?)
-    ON CONFLICT (key) DO UPDATE SET version = excluded.version, removed_at = excluded.removed_at
+    INSERT INTO pld_removed_keys (key, version, removed_at, author, reason) VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT (key) DO UPDATE SET version = excluded.version, removed_at = excluded.removed_at,
+      author = excluded.author, reason = excluded.reason
     """
   static let row =
-    "SELECT version, written_at, payload, schema_version FROM pld_values WHERE key = ? AND version = ?"
+    "SELECT version, written_at, payload, schema_version, author, reason FROM pld_values WHERE key = ? AND version = ?"
   static let insert = SlottedSQL(
     """
-    INSERT INTO pld_values (key, version, written_at, payload, schema_version) VALUES (?, ?, ?, ?, ?)
+    INSERT INTO pld_values (key, version, written_at, payload, schema_version, author, reason)
+    VALUES (?, ?, ?, ?, ?, ?, ?)
     """)
   static let schemaVersion = SlottedSQL("SELECT schema_version FROM pld_values WHERE key = ? AND version = ?")
   static let prune = SlottedSQL("DELETE FROM pld_values WHERE key = ? AND version <= ?")
   static let history = """
-    SELECT version, written_at, payload, schema_version FROM pld_values
+    SELECT version, written_at, payload, schema_version, author, reason FROM pld_values
     WHERE key = ? AND version > ? ORDER BY version DESC LIMIT ?
     """
   static let rowsAfter = """
-    SELECT version, written_at, payload, schema_version FROM pld_values
+    SELECT version, written_at, payload, schema_version, author, reason FROM pld_values
     WHERE key = ? AND version > ? ORDER BY version LIMIT ?
     """
   /// A common table `k(key)` of every distinct key, by a skip-scan over the primary key: one seek per

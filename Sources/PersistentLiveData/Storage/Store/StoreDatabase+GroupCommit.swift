@@ -7,10 +7,17 @@ extension StoreDatabase {
   ///
   /// `isOneWrite`: `body` is exactly one ``commit(_:)`` of a value, nothing else (it then runs without a
   /// savepoint of its own: ``TransactionContext/unguarded(_:)``).
+  ///
+  /// The caller's ``WriteAttribution/current`` is read here, at the call, and is the one in effect while
+  /// `body` runs on the writer: each call of a group records its own, never the writer thread's.
   func write<Result: Sendable>(
     isOneWrite: Bool = false, _ body: @escaping @Sendable () throws -> Result
   ) async throws -> Result {
     try ensureWritable()
+    let attribution = try WriteAttribution.validatedCurrent()
+    let attributed: @Sendable () throws -> Result = {
+      try WriteAttribution.$current.withValue(attribution, operation: body)
+    }
     let id = groupCommit.makeID()
     let result = Locked<Result?>(nil)
     return try await withTaskCancellationHandler {
@@ -18,7 +25,7 @@ extension StoreDatabase {
         var request = GroupCommitQueue.Request(
           id: id,
           run: {
-            result.withLock { $0 = nil }; let value = try body(); result.withLock { $0 = value }
+            result.withLock { $0 = nil }; let value = try attributed(); result.withLock { $0 = value }
           },
           finish: { error in
             if let error {
@@ -78,6 +85,7 @@ extension StoreDatabase {
     committed()
     switch outcome {
     case .success(let outcome):
+      instrumentation.recordGroupCommit(size: requests.count)
       notify(outcome)
       for (request, error) in zip(requests, errors) { request.finish(error) }
     case .failure(let error):

@@ -153,10 +153,30 @@ extension StoreDatabase {
     return try statement.step() ? row(key: key, statement) : nil
   }
 
-  /// Reads (version, written_at, payload, schema_version) from the current row.
+  /// Reads (version, written_at, payload, schema_version, author, reason) from the current row.
   static func row(key: String, _ statement: SQLiteStatement) -> StoredRow {
     StoredRow(
       key: key, version: statement.int64(0), writtenAtMilliseconds: statement.int64(1),
-      payload: statement.data(2), schemaVersion: Int(clamping: statement.int64(3)))
+      payload: statement.data(2), schemaVersion: Int(clamping: statement.int64(3)),
+      attribution: statement.attribution(at: 4))
+  }
+}
+
+extension SQLiteStatement {
+  /// The ``WriteAttribution`` in columns `index` (author) and `index + 1` (reason) of the current row;
+  /// nil when both are NULL (a row written without one, or before migration 7).
+  func attribution(at index: Int) -> WriteAttribution? {
+    WriteAttribution(
+      storedAuthor: isNull(index) ? nil : text(index), reason: isNull(index + 1) ? nil : text(index + 1))
+  }
+
+  /// Binds `attribution`'s author and reason (NULL for what is missing) at `index` and `index + 1`.
+  func bind(_ attribution: WriteAttribution?, at index: Int) throws {
+    if let author = attribution?.author { try bind(author, at: index) } else { try bindNull(at: index) }
+    if let reason = attribution?.reason {
+      try bind(reason, at: index + 1)
+    } else {
+      try bindNull(at: index + 1)
+    }
   }
 }

@@ -23,6 +23,7 @@ extension StoreDatabase {
   @discardableResult
   func removeKey(_ key: String) throws -> Int64? {
     try ensureWritable()
+    let attribution = try WriteAttribution.validatedCurrent()
     let (removed, effect) = try withConnection { connection, state -> (Int64?, CommitEffect) in
       guard state.transaction == nil else {
         throw PersistentLiveDataError.notInTransaction(operation: "removeKey")
@@ -40,6 +41,7 @@ extension StoreDatabase {
         try record.bind(key, at: 1)
         try record.bind(latest + 1, at: 2)
         try record.bind(StoredRow.milliseconds(Date()), at: 3)
+        try record.bind(attribution, at: 4)
         try record.run()
         return latest + 1
       }

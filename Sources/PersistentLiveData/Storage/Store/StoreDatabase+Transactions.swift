@@ -28,10 +28,12 @@ extension StoreDatabase {
     try connection.begin(.immediate)
     do {
       try body(context)
-      if context.writeCount >= Self.unreportedCommitWrites {
-        try withOwnWritesUnreported { try connection.commit() }
-      } else {
-        try connection.commit()
+      try instrumentation.measureCommit {
+        if context.writeCount >= Self.unreportedCommitWrites {
+          try withOwnWritesUnreported { try connection.commit() }
+        } else {
+          try connection.commit()
+        }
       }
     } catch {
       connection.rollback()

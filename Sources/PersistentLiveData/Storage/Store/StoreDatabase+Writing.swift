@@ -48,7 +48,7 @@ extension StoreDatabase {
     connection: SQLiteConnection, state: WriterState
   ) throws -> CommitOutcome {
     do {
-      try connection.commit()
+      try instrumentation.measureCommit { try connection.commit() }
     } catch {
       connection.rollback()
       throw error
@@ -64,7 +64,7 @@ extension StoreDatabase {
       let row = StoredRow(
         key: committed.key, version: committed.version,
         writtenAtMilliseconds: StoredRow.milliseconds(committed.writtenAt), payload: write.payload,
-        schemaVersion: committed.schemaVersion)
+        schemaVersion: committed.schemaVersion, attribution: committed.attribution)
       return CommitOutcome(undecodedRows: [row])
     }
     return CommitOutcome(effect: applyToMemory(committed))
@@ -117,7 +117,8 @@ extension StoreDatabase {
         try write.schemaVersion ?? Self.schemaVersion(key: write.key, version: latest, connection: connection)
       let committed = CommittedVersion(
         key: write.key, version: write.restoring?.version ?? latest + 1,
-        writtenAt: write.restoring?.writtenAt ?? Date(), schemaVersion: schemaVersion)
+        writtenAt: write.restoring?.writtenAt ?? Date(), schemaVersion: schemaVersion,
+        attribution: write.attribution)
       let keep = retention(of: head).limit
       let insertAndPrune = { () throws -> Void in
         let insert = try connection.cachedStatement(SQL.insert)
@@ -126,6 +127,7 @@ extension StoreDatabase {
         try insert.bind(StoredRow.milliseconds(committed.writtenAt), at: 3)
         try insert.bindText(write.payload, at: 4)
         try insert.bind(Int64(schemaVersion), at: 5)
+        try insert.bind(write.attribution, at: 6)  // NULLs when none: no statement of its own
         try insert.run()
         try self.pruneOnWrite(key: write.key, version: committed.version, keep: keep, connection: connection)
       }

@@ -29,6 +29,8 @@ final class StoreDatabase: Sendable {
   let externalCheckStatistics = Locked(ExternalCheckStatistics())
   /// The app's streams of ``StoreEvent``s (``PersistentStore/events()``).
   let events = StoreEventHub()
+  /// What the store reports to swift-metrics and swift-distributed-tracing.
+  let instrumentation: StoreInstrumentation
   /// Looks for other connections' commits (woken by file changes, or polling) and runs background
   /// checkpoints; `nil` for in-memory stores and with `externalChangePollInterval = nil`.
   let backgroundWork: StoreBackgroundWork?
@@ -76,6 +78,7 @@ final class StoreDatabase: Sendable {
   init(path: String?, options: StoreOptions) throws {
     self.path = path
     self.options = options
+    instrumentation = StoreInstrumentation(backend: .sqlite, tracesKeys: options.tracesKeys)
     let started = ContinuousClock.now
     let opened: StoreOpener.Opened
     do {

@@ -15,7 +15,7 @@ package import Foundation
 ///
 /// ```swift
 /// let payload = try ValueCodec.encode(newValue, key: key)                       // prepare
-/// let write = PendingWrite(key: key, payload: payload, schemaVersion: 1, staged: newValue) { committed in
+/// let write = try PendingWrite(key: key, payload: payload, schemaVersion: 1, staged: newValue) { committed in
 ///   data.advance(to: newValue, version: committed.version, onMainActor: false)   // apply
 /// }
 /// try database.commit(write)                                                    // commit … notify
@@ -39,11 +39,17 @@ struct PendingWrite {
   /// instead of the next number and now. The version must be above the key's newest, or
   /// ``VersionConflict`` is thrown and nothing is written.
   var restoring: (version: Int64, writtenAt: Date)?
+  /// Who writes it, and why: ``WriteAttribution/current`` where the write was called, checked against
+  /// its limits (``WriteAttribution/validatedCurrent()``) before anything is written; or, for a faithful
+  /// restore, the exported version's.
+  var attribution: WriteAttribution?
 
+  /// - Throws: ``WriteAttributionTooLong`` when the attribution in effect is over a limit.
   init(
     key: String, payload: Data, schemaVersion: Int?, expectedVersion: Int64? = nil,
     staged: (any Sendable)? = nil, applyToMemory: ((CommittedVersion) -> CommitEffect)? = nil
-  ) {
+  ) throws {
+    attribution = try WriteAttribution.validatedCurrent()
     self.key = key
     self.payload = payload
     self.schemaVersion = schemaVersion
@@ -60,6 +66,8 @@ package struct CommittedVersion: Sendable {
   package let writtenAt: Date
   /// The schema version recorded with it.
   package let schemaVersion: Int
+  /// Who wrote it, and why, as recorded with it.
+  package let attribution: WriteAttribution?
 }
 
 /// What the commit phase hands to the notify phase: the observers to notify, and the raw rows the live

@@ -1,0 +1,115 @@
+// pld-flags: one replica of a service that serves feature flags from a shared store on PostgreSQL, with
+// its metrics for Prometheus.
+//
+//   pld-flags ENDPOINT USER DATABASE [PORT]
+//
+// ENDPOINT is a Unix socket path (starting with "/") or HOST:PORT of the PostgreSQL server; a password, if
+// the server needs one, comes in the environment variable PLD_FLAGS_PASSWORD. PORT (default 8080; 0 for
+// any free one) is where it serves, on 127.0.0.1:
+//
+//   GET  /flags              every flag, as JSON: {"new-checkout":true}
+//   POST /flags/NAME/on      turns a flag on (an `update` of the shared key "feature-flags")
+//   POST /flags/NAME/off     turns it off
+//   GET  /metrics            the store's metrics (and any other swift-metrics series) in Prometheus's format
+//
+// Run several replicas on one database: a flag turned on through one is served by all of them at once.
+// It prints "listening on 127.0.0.1:PORT" once it serves, and stops on SIGINT or SIGTERM.
+import CoreMetrics
+import Foundation
+import Hummingbird
+import Logging
+import PersistentLiveDataPostgres
+import PostgresNIO
+import Prometheus
+import ServiceLifecycle
+
+/// The flags of the service: one shared value, every replica's copy kept current by the store.
+typealias Flags = [String: Bool]
+
+/// How to reach the PostgreSQL server, from the command line.
+func configuration(endpoint: String, user: String, database: String) -> PostgresClient.Configuration? {
+  let password = ProcessInfo.processInfo.environment["PLD_FLAGS_PASSWORD"]
+  if endpoint.hasPrefix("/") {
+    return .init(unixSocketPath: endpoint, username: user, password: password, database: database)
+  }
+  let parts = endpoint.split(separator: ":")
+  guard parts.count == 2, let port = Int(parts[1]) else { return nil }
+  return .init(
+    host: String(parts[0]), port: port, username: user, password: password, database: database, tls: .disable)
+}
+
+let arguments = CommandLine.arguments
+guard (4...5).contains(arguments.count),
+  let postgres = configuration(endpoint: arguments[1], user: arguments[2], database: arguments[3]),
+  let port = arguments.count == 5 ? Int(arguments[4]) : 8080
+else {
+  FileHandle.standardError.write(Data("usage: pld-flags ENDPOINT USER DATABASE [PORT]\n".utf8))
+  exit(64)
+}
+
+// Metrics first: a store takes the metrics backend in effect when it is created. Durations of a few
+// milliseconds need finer buckets than swift-prometheus's default (5 ms to 10 s).
+let registry = PrometheusCollectorRegistry()
+var metricsFactory = PrometheusMetricsFactory(registry: registry)
+let storeBuckets: [Duration] = [100, 250, 500, 1_000, 2_500, 5_000, 10_000, 25_000, 100_000, 1_000_000]
+  .map { .microseconds($0) }
+for label in ["pld.write.duration", "pld.commit.duration", "pld.delivery.delay"] {
+  metricsFactory.durationHistogramBuckets[label] = storeBuckets
+}
+MetricsSystem.bootstrap(metricsFactory)
+
+let logger = Logger(label: "pld-flags")
+let client = PostgresClient(configuration: postgres)
+let store = PostgresStore(client: client, options: PostgresStoreOptions(logger: logger))
+
+/// The live flags, asked for once and kept: every replica then serves them from memory, and the store keeps
+/// them current with the other replicas' writes (a live value nobody holds is let go).
+actor LiveFlags {
+  private let store: PostgresStore
+  private var live: SharedLiveData<Flags>?
+
+  init(store: PostgresStore) { self.store = store }
+
+  func get() async throws -> SharedLiveData<Flags> {
+    if let live { return live }
+    let fetched = try await store.liveData("feature-flags", default: Flags())
+    live = fetched
+    return fetched
+  }
+}
+let liveFlags = LiveFlags(store: store)
+
+let router = Router()
+router.get("/metrics") { _, _ -> Response in
+  Response(
+    status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+    body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+}
+router.get("/flags") { _, _ -> Response in
+  let flags = try await liveFlags.get().value
+  let json = try JSONEncoder().encode(flags)
+  return Response(
+    status: .ok, headers: [.contentType: "application/json"],
+    body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
+}
+router.post("/flags/:name/:state") { _, context -> Response in
+  let name = try context.parameters.require("name")
+  guard let state = ["on": true, "off": false][try context.parameters.require("state")] else {
+    return Response(status: .notFound)
+  }
+  let flags = try await liveFlags.get()
+  try await flags.update { $0[name] = state }
+  return Response(status: .noContent)
+}
+
+let app = Application(
+  router: router,
+  configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: port)),
+  services: [client, store],
+  onServerRunning: { channel in
+    // Straight to the file descriptor: a parent that waits for this line sees it at once.
+    let line = "listening on 127.0.0.1:\(channel.localAddress?.port ?? port)\n"
+    FileHandle.standardOutput.write(Data(line.utf8))
+  },
+  logger: logger)
+try await app.runService()
