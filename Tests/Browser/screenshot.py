@@ -32,11 +32,20 @@ def main(output):
             ("drafts/2026-11-27 notes #1", {"title": "Notes", "body": "Ship the inspector"}),
         ] + [(f"cache/page-{n:02d}", {"etag": f"W/\"{n:04x}\"", "bytes": 1000 + 37 * n}) for n in range(8)]
         source = os.path.join(folder, "export.jsonl")
+        authors = {"settings": ("ada", None), "feature-flags": ("deploy-bot", "release 4.2"),
+                   "cart": ("checkout-service", None)}
         with open(source, "w", encoding="utf-8") as handle:
             for key, value in lines:
-                handle.write(json.dumps({"key": key, "value": value}) + "\n")
+                line = {"key": key, "value": value}
+                author, reason = authors.get(key, ("cache-warmer" if key.startswith("cache/") else "app", None))
+                if author:
+                    line["author"] = author
+                if reason:
+                    line["reason"] = reason
+                handle.write(json.dumps(line) + "\n")
         tool("import", path, source, "--create")
-        tool("set", path, "settings", json.dumps({"theme": "dark", "fontSize": 14, "tags": ["home"]}))
+        tool("set", path, "settings", json.dumps({"theme": "dark", "fontSize": 14, "tags": ["home"]}),
+             "--author", "ada", "--reason", "bigger font")
         tool("prune", path, "counter", "--keep", "5")
         server = Serve(path)
         driver = make_driver()
@@ -46,7 +55,8 @@ def main(output):
         driver.find_element(By.CSS_SELECTOR, '#keys .row[data-key="settings"]').click()
         wait_until(lambda: driver.find_elements(By.CSS_SELECTOR, '#timeline article[data-version="3"]'))
         # A live update from another process, as it arrives.
-        tool("set", path, "feature-flags", json.dumps({"newCheckout": True, "search": {"engine": "v2", "fuzzy": False}}))
+        tool("set", path, "feature-flags", json.dumps({"newCheckout": True, "search": {"engine": "v2", "fuzzy": False}}),
+             "--author", "ops", "--reason", "INC-42: fuzzy search too slow")
         wait_until(lambda: driver.find_element(By.CSS_SELECTOR, '#keys .row[data-key="feature-flags"]')
                    .get_attribute("data-version") == "3")
         driver.execute_script("document.getElementById('keys-pane').scrollTo(0, 0)")

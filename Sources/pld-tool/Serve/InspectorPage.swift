@@ -59,11 +59,11 @@ enum InspectorPage {
     button { font: inherit; color: var(--fg); background: var(--bg); border: 1px solid var(--line);
       border-radius: 6px; padding: 4px 10px; cursor: pointer; }
     button:hover { border-color: var(--accent); }
-    main { display: grid; grid-template-columns: minmax(0, 1.15fr) minmax(0, 1fr); height: calc(100% - 53px); }
+    main { display: grid; grid-template-columns: minmax(0, 1.3fr) minmax(0, 1fr); height: calc(100% - 53px); }
     #keys-pane { overflow: auto; border-right: 1px solid var(--line); }
     /* Rows of one fixed height, each contained: a changed row never makes the browser lay out the 10,000
        others, and rows out of view are not rendered at all. */
-    .row { display: grid; grid-template-columns: minmax(0, 1fr) 72px 172px 72px 92px 120px; height: 31px;
+    .row { display: grid; grid-template-columns: minmax(0, 1fr) 72px 172px 72px 92px 160px; height: 31px;
       border-bottom: 1px solid var(--line); contain: layout style paint; content-visibility: auto;
       contain-intrinsic-size: auto 31px; }
     .row[hidden] { display: none; }
