@@ -1,4 +1,4 @@
-package import Foundation
+internal import Foundation
 
 /// One version to write, prepared by the caller before any lock is taken.
 ///
@@ -57,17 +57,6 @@ struct PendingWrite {
     self.staged = staged
     self.applyToMemory = applyToMemory
   }
-}
-
-/// A version as committed: the row now stored.
-package struct CommittedVersion: Sendable {
-  package let key: String
-  package let version: Int64
-  package let writtenAt: Date
-  /// The schema version recorded with it.
-  package let schemaVersion: Int
-  /// Who wrote it, and why, as recorded with it.
-  package let attribution: WriteAttribution?
 }
 
 /// What the commit phase hands to the notify phase: the observers to notify, and the raw rows the live
