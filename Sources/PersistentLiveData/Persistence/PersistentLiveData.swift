@@ -1,8 +1,6 @@
 import Foundation
 import Logging
 
-// Unchecked because LiveData is (an open class cannot be checked): every property this class adds is an
-// immutable `let` of a Sendable type, and the value itself is LiveData's lock-guarded storage.
 /// A ``LiveData`` whose every write is a new version in an SQLite file.
 ///
 /// Get one from ``PersistentStore/liveData(_:default:)``. It starts with the latest stored version of its
@@ -19,38 +17,25 @@ import Logging
 /// try settings.update { $0.fontSize += 1 }      // version 1, 2, 3 …
 /// let previous = try settings.history(limit: 2)
 /// ```
-public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value>, @unchecked Sendable {
+public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData<Value>, @unchecked Sendable {
   // Unchecked because LiveData is (an open class cannot be checked): every property this class adds is
   // an immutable `let` of a Sendable type, and the value itself is LiveData's lock-guarded storage.
 
-  /// The key the value is stored under.
-  ///
-  /// ```swift
-  /// let theme = try store.liveData("theme", default: "light")
-  /// theme.key   // "theme"
-  /// ```
-  public let key: String
   let database: StoreDatabase
   let defaultValue: Value
-  /// How rows become values under the store's decode-failure policy.
-  let decoding: StoredValueDecoding<Value>
-  /// When the recent versions were committed, for versioned observers: recorded before memory moves to
-  /// a version, read from the file for the version this instance was restored at.
-  let commitTimes: CommitTimes
 
   init(
     value: Value, version: Int64, defaultValue: Value, database: StoreDatabase,
     decoding: StoredValueDecoding<Value>
   ) {
-    key = decoding.key
     self.database = database
     self.defaultValue = defaultValue
-    self.decoding = decoding
-    commitTimes = CommitTimes(
+    // Commit times are read from the file for the version this instance was restored at.
+    let commitTimes = CommitTimes(
       source: .immediate { [database, key = decoding.key] version in
         (try? database.row(key: key, version: version)).flatMap { $0.map { ($0.writtenAt, $0.attribution) } }
       })
-    super.init(value: value, version: version)
+    super.init(value: value, version: version, decoding: decoding, commitTimes: commitTimes)
   }
 
   /// Writes `newValue` as the next version.
@@ -273,20 +258,10 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
     commitTimes.record(row.version, writtenAt: row.writtenAt, attribution: row.attribution)
     advance(to: value, version: row.version, onMainActor: onMainActor).notifyObservers()
   }
-}
-
-extension PersistentLiveData: StoredLiveValue {
-  /// Moves to a row written without this instance (another process, `pld-tool`), if it is newer and
-  /// decodes.
-  package func receive(_ row: StoredRow, onMainActor: Bool) -> CommitEffect {
-    guard row.version > version, let value = decoding.received(row) else { return .none }
-    commitTimes.record(row.version, writtenAt: row.writtenAt, attribution: row.attribution)
-    return advance(to: value, version: row.version, onMainActor: onMainActor)
-  }
 
   /// Moves to the default value at the version a removal of the key took. The removal has no row: its
   /// commit time, for versioned observers, is when this instance applies it.
-  package func receiveRemoval(version removal: Int64, onMainActor: Bool) -> CommitEffect {
+  override package func receiveRemoval(version removal: Int64, onMainActor: Bool) -> CommitEffect {
     guard removal > version else { return .none }
     commitTimes.record(removal, writtenAt: Date())
     return advance(to: defaultValue, version: removal, onMainActor: onMainActor)
