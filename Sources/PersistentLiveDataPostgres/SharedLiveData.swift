@@ -121,17 +121,8 @@ public final class SharedLiveData<Value: Codable & Sendable>: StoredLiveData<Val
   /// - Returns: The versions that decode (one that does not is left out and logged), newest first.
   /// - Throws: ``SharedStoreError``.
   public func history(limit: Int? = nil) async throws -> [Versioned<Value>] {
-    try await database.history(key: key, limit: limit).compactMap { row in
-      do {
-        return Versioned(
-          version: row.version, value: try decoding.decode(row), writtenAt: row.writtenAt,
-          attribution: row.attribution)
-      } catch {
-        database.logger.warning(
-          "history() leaves out a version that does not decode",
-          metadata: ["key": "\(key.debugDescription)", "version": "\(row.version)", "error": "\(error)"])
-        return nil
-      }
+    try await database.history(key: key, limit: limit).compactMap {
+      historyVersion($0, logger: database.logger)
     }
   }
 
@@ -171,11 +162,9 @@ public final class SharedLiveData<Value: Codable & Sendable>: StoredLiveData<Val
     guard let row = try await database.row(key: key, version: version) else {
       throw PersistentLiveDataError.unknownVersion(key: key, version: version)
     }
-    let restored = try decoding.decode(row)
-    let payload =
-      row.schemaVersion == decoding.schemaVersion
-      ? String(decoding: row.payload, as: UTF8.self) : try encode(restored)
-    let committed = try await database.commit([try write(payload)], operation: "rollback")
+    let (restored, payload) = try rollbackWrite(of: row)
+    let committed = try await database.commit(
+      [try write(String(decoding: payload, as: UTF8.self))], operation: "rollback")
     guard let committed = committed?.first else { return }
     apply(restored, committed: committed, onMainActor: isolation === MainActor.shared)
   }

@@ -1,3 +1,6 @@
+package import Foundation
+package import Logging
+
 /// A ``LiveData`` whose versions a store keeps: what every backend's live value does the same way.
 ///
 /// ``PersistentLiveData`` (an SQLite file) and the PostgreSQL backend's `SharedLiveData` are its
@@ -52,3 +55,42 @@ open class StoredLiveData<Value: Codable & Sendable>: LiveData<Value>, @unchecke
 }
 
 extension StoredLiveData: StoredLiveValue {}
+
+extension StoredLiveData {
+  /// What a rollback to `row` writes: its value, and the bytes to store — the row's own when it was
+  /// stored with the current ``PersistentValue/schemaVersion``, the upgraded value encoded in today's form
+  /// otherwise (the old row stays as it is).
+  ///
+  /// ```swift
+  /// let (restored, payload) = try rollbackWrite(of: row)
+  /// ```
+  /// - Throws: ``PersistentLiveDataError/undecodable(key:version:reason:)`` (or another decoding error)
+  ///   when the row does not decode, whatever the ``DecodeFailurePolicy``; an encoding error.
+  package func rollbackWrite(of row: StoredRow) throws -> (value: Value, payload: Data) {
+    let restored = try decoding.decode(row)
+    let payload =
+      row.schemaVersion == decoding.schemaVersion ? row.payload : try ValueCodec.encode(restored, key: key)
+    return (restored, payload)
+  }
+
+  /// `row` as a version of the history, or nil when it does not decode: the history leaves it out and
+  /// `logger` is warned, naming the key and the version.
+  ///
+  /// ```swift
+  /// try database.history(key: key, limit: limit).compactMap { historyVersion($0, logger: logger) }
+  /// ```
+  package func historyVersion(_ row: StoredRow, logger: Logger?) -> Versioned<Value>? {
+    do {
+      return Versioned(
+        version: row.version, value: try decoding.decode(row), writtenAt: row.writtenAt,
+        attribution: row.attribution)
+    } catch {
+      logger?.warning(
+        "history() leaves out a version that does not decode",
+        metadata: [
+          "key": "\(EscapedText.quotedForMessage(key))", "version": "\(row.version)", "error": "\(error)",
+        ])
+      return nil
+    }
+  }
+}

@@ -125,19 +125,8 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
   /// - Returns: The versions that decode, newest first; empty if nothing was written yet.
   /// - Throws: A storage error only.
   public func history(limit: Int? = nil) throws -> [Versioned<Value>] {
-    try historyEntries(limit: limit).compactMap { entry in
-      switch entry.result {
-      case .success(let value):
-        return Versioned(
-          version: entry.version, value: value, writtenAt: entry.writtenAt, attribution: entry.attribution)
-      case .failure(let error):
-        database.options.logger?.warning(
-          "history() leaves out a version that does not decode",
-          metadata: [
-            "key": "\(EscapedText.quotedForMessage(key))", "version": "\(entry.version)", "error": "\(error)",
-          ])
-        return nil
-      }
+    try database.history(key: key, limit: limit).compactMap {
+      historyVersion($0, logger: database.options.logger)
     }
   }
 
@@ -185,10 +174,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
     guard let row = try database.row(key: key, version: version) else {
       throw PersistentLiveDataError.unknownVersion(key: key, version: version)
     }
-    let restored = try decoding.decode(row)
-    // The current schema's bytes are reused as they are; an upgraded value is written in today's form.
-    let payload =
-      row.schemaVersion == decoding.schemaVersion ? row.payload : try ValueCodec.encode(restored, key: key)
+    let (restored, payload) = try rollbackWrite(of: row)
     try write(restored, payload: payload, expectedVersion: nil, isolation: isolation)
   }
 
