@@ -209,18 +209,25 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
     return snapshot
   }
 
-  /// Commits `newValue`, already encoded as `payload`, as the next version (the body of
-  /// ``write(_:)``, on the store's writer).
-  func commit(_ newValue: Value, encoded payload: Data) throws {
-    try write(newValue, payload: payload, expectedVersion: nil, isolation: nil)
-  }
-
   /// Commits an encoded value; memory moves with the commit (see ``PendingWrite``).
   private func write(
     _ newValue: Value, payload: Data, expectedVersion: Int64?, isolation: isolated (any Actor)?
   ) throws {
-    let onMainActor = isolation === MainActor.shared
-    let write = try PendingWrite(
+    let write = try pendingWrite(
+      newValue, payload: payload, expectedVersion: expectedVersion,
+      onMainActor: isolation === MainActor.shared)
+    try database.commit(write)
+  }
+
+  /// The prepare phase of a write of `newValue`, already encoded as `payload`: the ``PendingWrite`` the
+  /// store commits, whose apply phase records the commit time and moves memory. Reads the caller's
+  /// ``WriteAttribution/current``; takes no lock.
+  ///
+  /// - Throws: ``WriteAttributionTooLong`` when the attribution in effect is over a limit.
+  func pendingWrite(
+    _ newValue: Value, payload: Data, expectedVersion: Int64?, onMainActor: Bool
+  ) throws -> PendingWrite {
+    try PendingWrite(
       key: key, payload: payload, schemaVersion: decoding.schemaVersion, expectedVersion: expectedVersion,
       staged: newValue
     ) { [self] committed in
@@ -228,7 +235,6 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
         committed.version, writtenAt: committed.writtenAt, attribution: committed.attribution)
       return advance(to: newValue, version: committed.version, onMainActor: onMainActor)
     }
-    try database.commit(write)
   }
 
   /// Loads the newest stored version after an optimistic write lost to another connection's, applying
