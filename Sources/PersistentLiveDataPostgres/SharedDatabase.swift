@@ -31,13 +31,6 @@ enum ReadRoute: Sendable {
   }
 }
 
-/// The version a write committed as, and when, and the attribution it recorded.
-struct CommittedVersion: Sendable {
-  let version: Int64
-  let writtenAtMilliseconds: Int64
-  var attribution: WriteAttribution?
-}
-
 /// What a shared store does on its server: the statements, each bounded by the operation timeout, and
 /// the state every replica keeps in memory (its live values, the signal for `changes(since:)`).
 ///
@@ -174,8 +167,7 @@ final class SharedDatabase: Sendable {
         }
       }
     }
-    guard var committed else { return nil }
-    for index in committed.indices { committed[index].attribution = writes[index].attribution }
+    guard let committed else { return nil }
     SharedStoreTestHooks.afterCommitBeforeNotify.withLock { $0 }?(committed.map(\.version))
     notifier.send(
       zip(writes, committed).map { SharedNotification(write: $0, version: $1.version, origin: origin) })
@@ -187,7 +179,10 @@ final class SharedDatabase: Sendable {
   ) async throws -> CommittedVersion? {
     let rows = try await runner.run(SharedStatements.write(write, retention: retention))
     for try await (version, milliseconds) in rows.decode((Int64, Int64).self) {
-      return CommittedVersion(version: version, writtenAtMilliseconds: milliseconds)
+      return CommittedVersion(
+        key: write.key, version: version, writtenAtMilliseconds: milliseconds,
+        schemaVersion: write.schemaVersion,
+        attribution: write.attribution)
     }
     return nil
   }

@@ -2,8 +2,6 @@ import Foundation
 import Logging
 public import PersistentLiveData
 
-// Unchecked because LiveData is (an open class cannot be checked): every property this class adds is an
-// immutable `let` of a Sendable type, and the value itself is LiveData's lock-guarded storage.
 /// A `LiveData` whose versions are kept on a PostgreSQL server that several replicas share.
 ///
 /// Get one from ``PostgresStore/liveData(_:default:)``. Its rules are those of an SQLite store's
@@ -17,34 +15,22 @@ public import PersistentLiveData
 /// flags.observeForever { apply($0) }
 /// try await flags.update { $0.newCheckout = true }   // atomic across replicas
 /// ```
-public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @unchecked Sendable {
+public final class SharedLiveData<Value: Codable & Sendable>: StoredLiveData<Value>, @unchecked Sendable {
   // Unchecked because LiveData is (an open class cannot be checked): every property this class adds is
   // an immutable `let` of a Sendable type, and the value itself is LiveData's lock-guarded storage.
 
-  /// The key the value is stored under.
-  ///
-  /// ```swift
-  /// let limits = try await store.liveData("rate-limits", default: [String: Int]())
-  /// limits.key   // "rate-limits"
-  /// ```
-  public let key: String
   let keyHash: String
   let database: SharedDatabase
-  let decoding: StoredValueDecoding<Value>
-  /// When the recent versions were committed, for versioned observers: recorded before memory moves to
-  /// a version, fetched from the server for a version that reached memory without its time.
-  let commitTimes: CommitTimes
 
   init(value: Value, version: Int64, database: SharedDatabase, decoding: StoredValueDecoding<Value>) {
-    key = decoding.key
     keyHash = KeyHash.of(decoding.key)
     self.database = database
-    self.decoding = decoding
-    commitTimes = CommitTimes(
+    // Commit times are fetched from the server for a version that reached memory without its time.
+    let commitTimes = CommitTimes(
       source: .fetched { [database, key = decoding.key] version in
         try await database.row(key: key, version: version).map { ($0.writtenAt, $0.attribution) }
       })
-    super.init(value: value, version: version)
+    super.init(value: value, version: version, decoding: decoding, commitTimes: commitTimes)
   }
 
   /// Writes `newValue` as the key's next version on the server.
@@ -135,17 +121,8 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
   /// - Returns: The versions that decode (one that does not is left out and logged), newest first.
   /// - Throws: ``SharedStoreError``.
   public func history(limit: Int? = nil) async throws -> [Versioned<Value>] {
-    try await database.history(key: key, limit: limit).compactMap { row in
-      do {
-        return Versioned(
-          version: row.version, value: try decoding.decode(row), writtenAt: row.writtenAt,
-          attribution: row.attribution)
-      } catch {
-        database.logger.warning(
-          "history() leaves out a version that does not decode",
-          metadata: ["key": "\(key.debugDescription)", "version": "\(row.version)", "error": "\(error)"])
-        return nil
-      }
+    try await database.history(key: key, limit: limit).compactMap {
+      historyVersion($0, logger: database.logger)
     }
   }
 
@@ -185,11 +162,9 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
     guard let row = try await database.row(key: key, version: version) else {
       throw PersistentLiveDataError.unknownVersion(key: key, version: version)
     }
-    let restored = try decoding.decode(row)
-    let payload =
-      row.schemaVersion == decoding.schemaVersion
-      ? String(decoding: row.payload, as: UTF8.self) : try encode(restored)
-    let committed = try await database.commit([try write(payload)], operation: "rollback")
+    let (restored, payload) = try rollbackWrite(of: row)
+    let committed = try await database.commit(
+      [try write(String(decoding: payload, as: UTF8.self))], operation: "rollback")
     guard let committed = committed?.first else { return }
     apply(restored, committed: committed, onMainActor: isolation === MainActor.shared)
   }
@@ -257,14 +232,5 @@ public final class SharedLiveData<Value: Codable & Sendable>: LiveData<Value>, @
     if effect.isEmpty { effect = pendingDelivery(onMainActor: onMainActor) }
     effect.notifyObservers()
     database.changeSignal.signal()
-  }
-}
-
-extension SharedLiveData: StoredLiveValue {
-  /// Moves to a row another replica committed, if it is newer and decodes.
-  package func receive(_ row: StoredRow, onMainActor: Bool) -> CommitEffect {
-    guard row.version > version, let value = decoding.received(row) else { return .none }
-    commitTimes.record(row.version, milliseconds: row.writtenAtMilliseconds, attribution: row.attribution)
-    return advance(to: value, version: row.version, onMainActor: onMainActor)
   }
 }

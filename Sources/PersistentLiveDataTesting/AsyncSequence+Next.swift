@@ -1,4 +1,5 @@
 import Foundation
+import PersistentLiveData
 
 extension AsyncSequence where Self: Sendable, Element: Sendable {
   /// The next `count` elements of a new iteration of the sequence, waiting at most `timeout` for them.
@@ -103,27 +104,14 @@ private enum IterationOutcome: Sendable {
 
 /// The elements the iterating child task has received so far, readable by the caller when the timer wins.
 ///
-/// Guarded by `NSLock` rather than `Synchronization.Mutex`, like the library's own locked state: Linux's
-/// ThreadSanitizer follows pthread locks.
-private final class ReceivedElements<Element: Sendable>: @unchecked Sendable {
-  private let lock = NSLock()
-  private var received: [Element] = []
+/// Guarded by the library's `Locked` (a pthread mutex) rather than `Synchronization.Mutex`, like the
+/// library's own locked state: Linux's ThreadSanitizer follows pthread locks.
+private final class ReceivedElements<Element: Sendable>: Sendable {
+  private let received = Locked<[Element]>([])
 
-  var count: Int {
-    lock.lock()
-    defer { lock.unlock() }
-    return received.count
-  }
+  var count: Int { received.withLock { $0.count } }
 
-  var elements: [Element] {
-    lock.lock()
-    defer { lock.unlock() }
-    return received
-  }
+  var elements: [Element] { received.withLock { $0 } }
 
-  func append(_ element: Element) {
-    lock.lock()
-    defer { lock.unlock() }
-    received.append(element)
-  }
+  func append(_ element: Element) { received.withLock { $0.append(element) } }
 }

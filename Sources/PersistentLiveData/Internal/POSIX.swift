@@ -6,8 +6,9 @@ internal import Musl
 internal import Darwin
 #endif
 
-/// The C library's file-system calls the package makes, in one place: the only file of the library that
-/// imports Glibc, Musl or Darwin.
+/// The C library's calls the package makes, in one place: with `Locked.swift` (whose pthread mutex must be
+/// declared where the C library is imported), the only file of the library that imports Glibc, Musl or
+/// Darwin.
 ///
 /// Each helper wraps one call (or a short, fixed sequence of them) and reports failures by their `errno`,
 /// so the callers read as Swift and do not repeat the platform imports.
@@ -84,6 +85,10 @@ enum POSIX {
   /// ```
   /// This process's id.
   static var processID: Int32 { getpid() }
+
+  /// Gives up the thread's processor for a moment (`sched_yield`): the group-commit writer's short wait.
+  @inline(__always)
+  static func yieldThread() { sched_yield() }
 
   /// Whether a process with id `pid` exists on this machine (`kill(pid, 0)`: EPERM is another user's).
   static func isProcessAlive(_ pid: Int64) -> Bool {

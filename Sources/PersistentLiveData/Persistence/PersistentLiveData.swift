@@ -1,8 +1,6 @@
 import Foundation
 import Logging
 
-// Unchecked because LiveData is (an open class cannot be checked): every property this class adds is an
-// immutable `let` of a Sendable type, and the value itself is LiveData's lock-guarded storage.
 /// A ``LiveData`` whose every write is a new version in an SQLite file.
 ///
 /// Get one from ``PersistentStore/liveData(_:default:)``. It starts with the latest stored version of its
@@ -19,38 +17,25 @@ import Logging
 /// try settings.update { $0.fontSize += 1 }      // version 1, 2, 3 …
 /// let previous = try settings.history(limit: 2)
 /// ```
-public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value>, @unchecked Sendable {
+public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData<Value>, @unchecked Sendable {
   // Unchecked because LiveData is (an open class cannot be checked): every property this class adds is
   // an immutable `let` of a Sendable type, and the value itself is LiveData's lock-guarded storage.
 
-  /// The key the value is stored under.
-  ///
-  /// ```swift
-  /// let theme = try store.liveData("theme", default: "light")
-  /// theme.key   // "theme"
-  /// ```
-  public let key: String
   let database: StoreDatabase
   let defaultValue: Value
-  /// How rows become values under the store's decode-failure policy.
-  let decoding: StoredValueDecoding<Value>
-  /// When the recent versions were committed, for versioned observers: recorded before memory moves to
-  /// a version, read from the file for the version this instance was restored at.
-  let commitTimes: CommitTimes
 
   init(
     value: Value, version: Int64, defaultValue: Value, database: StoreDatabase,
     decoding: StoredValueDecoding<Value>
   ) {
-    key = decoding.key
     self.database = database
     self.defaultValue = defaultValue
-    self.decoding = decoding
-    commitTimes = CommitTimes(
+    // Commit times are read from the file for the version this instance was restored at.
+    let commitTimes = CommitTimes(
       source: .immediate { [database, key = decoding.key] version in
         (try? database.row(key: key, version: version)).flatMap { $0.map { ($0.writtenAt, $0.attribution) } }
       })
-    super.init(value: value, version: version)
+    super.init(value: value, version: version, decoding: decoding, commitTimes: commitTimes)
   }
 
   /// Writes `newValue` as the next version.
@@ -140,19 +125,8 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
   /// - Returns: The versions that decode, newest first; empty if nothing was written yet.
   /// - Throws: A storage error only.
   public func history(limit: Int? = nil) throws -> [Versioned<Value>] {
-    try historyEntries(limit: limit).compactMap { entry in
-      switch entry.result {
-      case .success(let value):
-        return Versioned(
-          version: entry.version, value: value, writtenAt: entry.writtenAt, attribution: entry.attribution)
-      case .failure(let error):
-        database.options.logger?.warning(
-          "history() leaves out a version that does not decode",
-          metadata: [
-            "key": "\(EscapedText.quotedForMessage(key))", "version": "\(entry.version)", "error": "\(error)",
-          ])
-        return nil
-      }
+    try database.history(key: key, limit: limit).compactMap {
+      historyVersion($0, logger: database.options.logger)
     }
   }
 
@@ -200,10 +174,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
     guard let row = try database.row(key: key, version: version) else {
       throw PersistentLiveDataError.unknownVersion(key: key, version: version)
     }
-    let restored = try decoding.decode(row)
-    // The current schema's bytes are reused as they are; an upgraded value is written in today's form.
-    let payload =
-      row.schemaVersion == decoding.schemaVersion ? row.payload : try ValueCodec.encode(restored, key: key)
+    let (restored, payload) = try rollbackWrite(of: row)
     try write(restored, payload: payload, expectedVersion: nil, isolation: isolation)
   }
 
@@ -238,18 +209,25 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
     return snapshot
   }
 
-  /// Commits `newValue`, already encoded as `payload`, as the next version (the body of
-  /// ``write(_:)``, on the store's writer).
-  func commit(_ newValue: Value, encoded payload: Data) throws {
-    try write(newValue, payload: payload, expectedVersion: nil, isolation: nil)
-  }
-
   /// Commits an encoded value; memory moves with the commit (see ``PendingWrite``).
   private func write(
     _ newValue: Value, payload: Data, expectedVersion: Int64?, isolation: isolated (any Actor)?
   ) throws {
-    let onMainActor = isolation === MainActor.shared
-    let write = try PendingWrite(
+    let write = try pendingWrite(
+      newValue, payload: payload, expectedVersion: expectedVersion,
+      onMainActor: isolation === MainActor.shared)
+    try database.commit(write)
+  }
+
+  /// The prepare phase of a write of `newValue`, already encoded as `payload`: the ``PendingWrite`` the
+  /// store commits, whose apply phase records the commit time and moves memory. Reads the caller's
+  /// ``WriteAttribution/current``; takes no lock.
+  ///
+  /// - Throws: ``WriteAttributionTooLong`` when the attribution in effect is over a limit.
+  func pendingWrite(
+    _ newValue: Value, payload: Data, expectedVersion: Int64?, onMainActor: Bool
+  ) throws -> PendingWrite {
+    try PendingWrite(
       key: key, payload: payload, schemaVersion: decoding.schemaVersion, expectedVersion: expectedVersion,
       staged: newValue
     ) { [self] committed in
@@ -257,7 +235,6 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
         committed.version, writtenAt: committed.writtenAt, attribution: committed.attribution)
       return advance(to: newValue, version: committed.version, onMainActor: onMainActor)
     }
-    try database.commit(write)
   }
 
   /// Loads the newest stored version after an optimistic write lost to another connection's, applying
@@ -273,20 +250,10 @@ public final class PersistentLiveData<Value: Codable & Sendable>: LiveData<Value
     commitTimes.record(row.version, writtenAt: row.writtenAt, attribution: row.attribution)
     advance(to: value, version: row.version, onMainActor: onMainActor).notifyObservers()
   }
-}
-
-extension PersistentLiveData: StoredLiveValue {
-  /// Moves to a row written without this instance (another process, `pld-tool`), if it is newer and
-  /// decodes.
-  package func receive(_ row: StoredRow, onMainActor: Bool) -> CommitEffect {
-    guard row.version > version, let value = decoding.received(row) else { return .none }
-    commitTimes.record(row.version, writtenAt: row.writtenAt, attribution: row.attribution)
-    return advance(to: value, version: row.version, onMainActor: onMainActor)
-  }
 
   /// Moves to the default value at the version a removal of the key took. The removal has no row: its
   /// commit time, for versioned observers, is when this instance applies it.
-  package func receiveRemoval(version removal: Int64, onMainActor: Bool) -> CommitEffect {
+  override package func receiveRemoval(version removal: Int64, onMainActor: Bool) -> CommitEffect {
     guard removal > version else { return .none }
     commitTimes.record(removal, writtenAt: Date())
     return advance(to: defaultValue, version: removal, onMainActor: onMainActor)

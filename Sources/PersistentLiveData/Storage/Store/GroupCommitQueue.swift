@@ -1,12 +1,6 @@
 internal import Dispatch
 internal import Synchronization
 
-#if canImport(Glibc)
-internal import Glibc
-#elseif canImport(Darwin)
-internal import Darwin
-#endif
-
 /// The queue of ``PersistentStore/write(_:)`` calls and the writer that commits them in groups.
 ///
 /// A call enqueues its body and suspends; it never blocks its thread on the store. The writer — a serial
@@ -160,7 +154,7 @@ final class GroupCommitQueue: Sendable {
         if !calls.isEmpty { return calls }
       }
       if Self.now() >= deadline { return [] }
-      sched_yield()
+      POSIX.yieldThread()
     }
   }
 

@@ -1,12 +1,5 @@
 internal import Foundation
 
-/// What is stored for a key: its newest row, the version its removal took, or nothing.
-enum StoredKeyState {
-  case row(StoredRow)
-  case removed(version: Int64)
-  case never
-}
-
 /// ``PersistentStore/removeKey(_:)``: every version of a key deleted, its numbers never reused.
 ///
 /// One write transaction deletes the key's rows and records, in `pld_removed_keys`, the version the
@@ -62,16 +55,5 @@ extension StoreDatabase {
     defer { statement.reset() }
     try statement.bind(key, at: 1)
     return try statement.step() ? .removed(version: statement.int64(0)) : .never
-  }
-}
-
-extension StoredKeyState {
-  /// Moves `instance` to this state if it is newer than memory; returns whom to notify.
-  func apply(to instance: any StoredLiveValue, onMainActor: Bool) -> CommitEffect {
-    switch self {
-    case .row(let row): instance.receive(row, onMainActor: onMainActor)
-    case .removed(let version): instance.receiveRemoval(version: version, onMainActor: onMainActor)
-    case .never: .none
-    }
   }
 }

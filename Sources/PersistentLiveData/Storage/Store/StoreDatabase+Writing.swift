@@ -63,7 +63,7 @@ extension StoreDatabase {
     guard let applyToMemory = write.applyToMemory else {
       let row = StoredRow(
         key: committed.key, version: committed.version,
-        writtenAtMilliseconds: StoredRow.milliseconds(committed.writtenAt), payload: write.payload,
+        writtenAtMilliseconds: committed.writtenAtMilliseconds, payload: write.payload,
         schemaVersion: committed.schemaVersion, attribution: committed.attribution)
       return CommitOutcome(undecodedRows: [row])
     }
@@ -117,14 +117,15 @@ extension StoreDatabase {
         try write.schemaVersion ?? Self.schemaVersion(key: write.key, version: latest, connection: connection)
       let committed = CommittedVersion(
         key: write.key, version: write.restoring?.version ?? latest + 1,
-        writtenAt: write.restoring?.writtenAt ?? Date(), schemaVersion: schemaVersion,
+        writtenAtMilliseconds: StoredRow.milliseconds(write.restoring?.writtenAt ?? Date()),
+        schemaVersion: schemaVersion,
         attribution: write.attribution)
       let keep = retention(of: head).limit
       let insertAndPrune = { () throws -> Void in
         let insert = try connection.cachedStatement(SQL.insert)
         try insert.bind(write.key, at: 1)
         try insert.bind(committed.version, at: 2)
-        try insert.bind(StoredRow.milliseconds(committed.writtenAt), at: 3)
+        try insert.bind(committed.writtenAtMilliseconds, at: 3)
         try insert.bindText(write.payload, at: 4)
         try insert.bind(Int64(schemaVersion), at: 5)
         try insert.bind(write.attribution, at: 6)  // NULLs when none: no statement of its own

@@ -1,7 +1,7 @@
 package import Foundation
 
 /// When the recent versions of one live value were committed: the `writtenAt` that
-/// ``PersistentLiveData/observeVersioned(owner:receiveCurrent:_:)-(AnyObject,_,_)`` and its siblings pass
+/// ``StoredLiveData/observeVersioned(owner:receiveCurrent:_:)-(AnyObject,_,_)`` and its siblings pass
 /// with each value.
 ///
 /// A live value's memory holds a value and its version (``LiveData`` keeps them under one lock), not the

@@ -1,4 +1,4 @@
-package import Foundation
+internal import Foundation
 
 /// One version to write, prepared by the caller before any lock is taken.
 ///
@@ -20,7 +20,7 @@ package import Foundation
 /// }
 /// try database.commit(write)                                                    // commit … notify
 /// ```
-struct PendingWrite {
+struct PendingWrite: Sendable {
   let key: String
   /// The JSON text to store.
   let payload: Data
@@ -34,7 +34,7 @@ struct PendingWrite {
   /// The typed value, for a later `update` of the same key inside the same transaction.
   var staged: (any Sendable)?
   /// Moves memory to the committed version: runs under the lock, right after the commit. No user code.
-  var applyToMemory: ((CommittedVersion) -> CommitEffect)?
+  var applyToMemory: (@Sendable (CommittedVersion) -> CommitEffect)?
   /// For a faithful restore (`pld-tool import` of an export): the version number and time to store
   /// instead of the next number and now. The version must be above the key's newest, or
   /// ``VersionConflict`` is thrown and nothing is written.
@@ -47,7 +47,7 @@ struct PendingWrite {
   /// - Throws: ``WriteAttributionTooLong`` when the attribution in effect is over a limit.
   init(
     key: String, payload: Data, schemaVersion: Int?, expectedVersion: Int64? = nil,
-    staged: (any Sendable)? = nil, applyToMemory: ((CommittedVersion) -> CommitEffect)? = nil
+    staged: (any Sendable)? = nil, applyToMemory: (@Sendable (CommittedVersion) -> CommitEffect)? = nil
   ) throws {
     attribution = try WriteAttribution.validatedCurrent()
     self.key = key
@@ -57,17 +57,6 @@ struct PendingWrite {
     self.staged = staged
     self.applyToMemory = applyToMemory
   }
-}
-
-/// A version as committed: the row now stored.
-package struct CommittedVersion: Sendable {
-  package let key: String
-  package let version: Int64
-  package let writtenAt: Date
-  /// The schema version recorded with it.
-  package let schemaVersion: Int
-  /// Who wrote it, and why, as recorded with it.
-  package let attribution: WriteAttribution?
 }
 
 /// What the commit phase hands to the notify phase: the observers to notify, and the raw rows the live

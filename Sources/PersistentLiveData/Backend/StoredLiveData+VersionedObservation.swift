@@ -1,37 +1,36 @@
-public import PersistentLiveData
-
-extension SharedLiveData {
+extension StoredLiveData {
   /// Observes the value together with its version and commit time, for as long as `owner` lives and is
   /// active.
   ///
-  /// The same rules as `LiveData.observe(owner:receiveCurrent:_:)`: values arrive only while a
-  /// `LifecycleOwner`'s scope is active, each version at most once, the latest undelivered version when
-  /// the scope becomes active again, and the observer is removed when the scope reaches `.deinitialized`
-  /// or the owner is gone. Each `Versioned` holds exactly one version: its value is the value of that
-  /// version, also when other replicas' writes coalesce (the latest value arrives with the latest
-  /// version) and after a rollback.
+  /// The same rules as ``LiveData/observe(owner:receiveCurrent:_:)-(AnyObject,_,_)``: values arrive only
+  /// while a ``LifecycleOwner``'s scope is active, each version at most once, the latest undelivered
+  /// version when the scope becomes active again, and the observer is removed when the scope reaches
+  /// ``LifecycleState/deinitialized`` or the owner is gone. Each ``Versioned`` holds exactly one version:
+  /// its value is the value of that version, also when writes made elsewhere coalesce (the latest value
+  /// arrives with the latest version), after a rollback, a reset or a removal of the key (the default,
+  /// at the version the removal took), and another process's or replica's write.
   ///
-  /// `writtenAt` is when the version was committed on the server, as ``history(limit:)`` reads it;
-  /// version 0 — the default, before any replica wrote — has `Date(timeIntervalSince1970: 0)`. This
-  /// replica knows the commit time of every version it wrote with ``set(_:isolation:)``,
-  /// ``update(isolation:_:)`` or ``rollback(to:isolation:)`` and of every version it received from
-  /// another replica. For a version it has not seen committed — the one
-  /// ``PostgresStore/liveData(_:default:)`` started from, one written by
-  /// ``PostgresStore/transaction(isolation:_:)`` — the time is read from the server first, so that
-  /// version arrives a round trip later (still at most once, and not if a newer one came meanwhile).
+  /// `writtenAt` is when the version was committed, as the store's history reads it. Version 0 — the
+  /// default, before anything was written — has no commit: its `writtenAt` is
+  /// `Date(timeIntervalSince1970: 0)`. A removal has no row: its `writtenAt` is when this process applied
+  /// it (right after the commit for ``PersistentStore/removeKey(_:)`` here), or 1970 for a key found
+  /// removed when the store handed out this live value. A shared store's replica knows the commit time of
+  /// every version it wrote or received; for one it has not seen committed (the version it started from,
+  /// one written in a transaction) the time is read from the server first, so that version arrives a
+  /// round trip later (still at most once, and not if a newer one came meanwhile).
   ///
   /// ```swift
-  /// let flags = try await store.liveData("feature-flags", default: FeatureFlags())
-  /// flags.observeVersioned(owner: screen) { change in
-  ///   print("v\(change.version) from \(change.writtenAt): \(change.value)")
+  /// let settings = try store.liveData("settings", default: Settings())
+  /// settings.observeVersioned(owner: screen) { change in
+  ///   print("v\(change.version), saved \(change.writtenAt): \(change.value)")
   /// }
   /// ```
   /// - Parameters:
   ///   - owner: The object whose lifetime (and lifecycle) bounds the observation; held weakly.
   ///   - receiveCurrent: Deliver the current version right away if the owner is active.
   ///   - onChange: Called on the main actor with each delivered version.
-  /// - Returns: The observer; cancel it, or pass it to `remove(observer:)`, to stop early. It reports
-  ///   this live value's versions: do not register it with another LiveData.
+  /// - Returns: The observer; cancel it, or pass it to ``LiveData/remove(observer:)``, to stop early. It
+  ///   reports this live value's versions: do not register it with another LiveData.
   @MainActor @discardableResult
   public func observeVersioned(
     owner: AnyObject, receiveCurrent: Bool = true,
@@ -47,15 +46,15 @@ extension SharedLiveData {
   /// is not called once the owner is gone.
   ///
   /// ```swift
-  /// flags.observeVersioned(owner: self) { screen, change in
-  ///   screen.status = "flags v\(change.version)"
+  /// settings.observeVersioned(owner: self) { screen, change in
+  ///   screen.footer = "Version \(change.version) — saved \(change.writtenAt)"
   /// }
   /// ```
   /// - Parameters:
   ///   - owner: The object whose lifetime (and lifecycle) bounds the observation; held weakly.
   ///   - receiveCurrent: Deliver the current version right away if the owner is active.
   ///   - onChange: Called on the main actor with the owner and each delivered version.
-  /// - Returns: The observer; cancel it, or pass it to `remove(observer:)`, to stop early.
+  /// - Returns: The observer; cancel it, or pass it to ``LiveData/remove(observer:)``, to stop early.
   @MainActor @discardableResult
   public func observeVersioned<Owner: AnyObject>(
     owner: Owner, receiveCurrent: Bool = true,
@@ -75,8 +74,8 @@ extension SharedLiveData {
   /// for an owner that is always active.
   ///
   /// ```swift
-  /// let observer = flags.observeVersionedForever { change in
-  ///   logger.info("feature flags v\(change.version), written \(change.writtenAt)")
+  /// let observer = settings.observeVersionedForever { change in
+  ///   log.info("settings v\(change.version) written at \(change.writtenAt)")
   /// }
   /// // …
   /// observer.cancel()
@@ -84,7 +83,7 @@ extension SharedLiveData {
   /// - Parameters:
   ///   - receiveCurrent: Deliver the current version right away.
   ///   - onChange: Called on the main actor with each delivered version.
-  /// - Returns: The observer; cancel it, or pass it to `remove(observer:)`, to stop.
+  /// - Returns: The observer; cancel it, or pass it to ``LiveData/remove(observer:)``, to stop.
   @MainActor @discardableResult
   public func observeVersionedForever(
     receiveCurrent: Bool = true, _ onChange: @escaping @MainActor (Versioned<Value>) -> Void

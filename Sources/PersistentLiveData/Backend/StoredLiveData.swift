@@ -1,0 +1,96 @@
+package import Foundation
+package import Logging
+
+/// A ``LiveData`` whose versions a store keeps: what every backend's live value does the same way.
+///
+/// ``PersistentLiveData`` (an SQLite file) and the PostgreSQL backend's `SharedLiveData` are its
+/// subclasses; each adds its backend's writes and reads. The base holds the key, the decoding of stored
+/// rows under the store's ``DecodeFailurePolicy``, the commit times of recent versions, the move to a
+/// version committed without this instance, and the versioned observation
+/// (``observeVersioned(owner:receiveCurrent:_:)-(AnyObject,_,_)``). Stores create the instances; an app
+/// never subclasses it.
+///
+/// ```swift
+/// func show<Value>(_ data: StoredLiveData<Value>, on screen: Screen) {
+///   data.observeVersioned(owner: screen) { screen, change in
+///     screen.footer = "\(data.key) v\(change.version), saved \(change.writtenAt)"
+///   }
+/// }
+/// ```
+open class StoredLiveData<Value: Codable & Sendable>: LiveData<Value>, @unchecked Sendable {
+  // Unchecked because LiveData is (an open class cannot be checked): every property this class adds is
+  // an immutable `let` of a Sendable type, and the value itself is LiveData's lock-guarded storage.
+
+  /// The key the value is stored under.
+  ///
+  /// ```swift
+  /// let theme = try store.liveData("theme", default: "light")
+  /// theme.key   // "theme"
+  /// ```
+  public let key: String
+  /// How rows become values under the store's decode-failure policy.
+  package let decoding: StoredValueDecoding<Value>
+  /// When the recent versions were committed, for versioned observers: recorded before memory moves to
+  /// a version, read from the store for a version that reached memory without its time.
+  package let commitTimes: CommitTimes
+
+  package init(value: Value, version: Int64, decoding: StoredValueDecoding<Value>, commitTimes: CommitTimes) {
+    key = decoding.key
+    self.decoding = decoding
+    self.commitTimes = commitTimes
+    super.init(value: value, version: version)
+  }
+
+  /// Moves to a row written without this instance (another process, another replica, `pld-tool`), if
+  /// it is newer and decodes; returns whom to notify.
+  package func receive(_ row: StoredRow, onMainActor: Bool) -> CommitEffect {
+    guard row.version > version, let value = decoding.received(row) else { return .none }
+    commitTimes.record(row.version, milliseconds: row.writtenAtMilliseconds, attribution: row.attribution)
+    return advance(to: value, version: row.version, onMainActor: onMainActor)
+  }
+
+  /// Moves to the default value at the version a removal of the key took; a backend whose keys cannot
+  /// be removed never calls it, and nothing moves.
+  package func receiveRemoval(version removal: Int64, onMainActor: Bool) -> CommitEffect { .none }
+}
+
+extension StoredLiveData: StoredLiveValue {}
+
+extension StoredLiveData {
+  /// What a rollback to `row` writes: its value, and the bytes to store — the row's own when it was
+  /// stored with the current ``PersistentValue/schemaVersion``, the upgraded value encoded in today's form
+  /// otherwise (the old row stays as it is).
+  ///
+  /// ```swift
+  /// let (restored, payload) = try rollbackWrite(of: row)
+  /// ```
+  /// - Throws: ``PersistentLiveDataError/undecodable(key:version:reason:)`` (or another decoding error)
+  ///   when the row does not decode, whatever the ``DecodeFailurePolicy``; an encoding error.
+  package func rollbackWrite(of row: StoredRow) throws -> (value: Value, payload: Data) {
+    let restored = try decoding.decode(row)
+    let payload =
+      row.schemaVersion == decoding.schemaVersion ? row.payload : try ValueCodec.encode(restored, key: key)
+    return (restored, payload)
+  }
+
+  /// `row` as a version of the history, or nil when it does not decode: the history leaves it out and
+  /// `logger` is warned, naming the key and the version.
+  ///
+  /// ```swift
+  /// try database.history(key: key, limit: limit).compactMap { historyVersion($0, logger: logger) }
+  /// ```
+  package func historyVersion(_ row: StoredRow, logger: Logger?) -> Versioned<Value>? {
+    do {
+      return Versioned(
+        version: row.version, value: try decoding.decode(row), writtenAt: row.writtenAt,
+        attribution: row.attribution)
+    } catch {
+      logger?.warning(
+        "history() leaves out a version that does not decode",
+        metadata: [
+          "key": "\(EscapedText.quotedForMessage(key))", "version": "\(row.version)", "error": "\(error)",
+        ])
+      return nil
+    }
+  }
+}
