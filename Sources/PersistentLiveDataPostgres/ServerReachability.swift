@@ -23,13 +23,15 @@ final class ServerReachability: Sendable {
   /// The outcome of the last attempt; false before the first one.
   var isReachable: Bool { state.withLock { $0 } ?? false }
 
-  /// Records an attempt's outcome; the gauge moves only when it changes.
+  /// Records an attempt's outcome; the gauge moves only when it changes. The gauge is written under the
+  /// lock: two outcomes recorded at once (the listener reconnecting while a call fails) reach it in the
+  /// order they reached the state, so its last value is always the state's.
   func record(reached: Bool) {
-    let changed = state.withLock { state in
-      defer { state = reached }
-      return state != reached
+    state.withLock { state in
+      guard state != reached else { return }
+      state = reached
+      gauge?.record(reached ? 1 : 0)
     }
-    if changed { gauge?.record(reached ? 1 : 0) }
   }
 
   /// Records the outcome of a call that threw `error`: only an unavailable server or a call that ran
