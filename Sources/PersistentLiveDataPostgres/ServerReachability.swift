@@ -23,13 +23,15 @@ final class ServerReachability: Sendable {
   /// The outcome of the last attempt; false before the first one.
   var isReachable: Bool { state.withLock { $0 } ?? false }
 
-  /// Records an attempt's outcome; the gauge moves only when it changes.
+  /// Records an attempt's outcome; the gauge moves only when it changes, under the lock: recorded after
+  /// it, two calls at once could reach the gauge in the other order and leave it on the outcome that
+  /// was not the last (until the next change).
   func record(reached: Bool) {
-    let changed = state.withLock { state in
-      defer { state = reached }
-      return state != reached
+    state.withLock { state in
+      guard state != reached else { return }
+      state = reached
+      gauge?.record(reached ? 1 : 0)
     }
-    if changed { gauge?.record(reached ? 1 : 0) }
   }
 
   /// Records the outcome of a call that threw `error`: only an unavailable server or a call that ran
