@@ -48,7 +48,7 @@ private func childWriteLatencies(
   return latencies
 }
 
-@Suite(.serialized) struct FileWatchTests {
+@Suite(.ownThread, .serialized) struct FileWatchTests {
   /// Five writes of a child, each timed from its acknowledgement to the moment this process's live value
   /// has it (watched from this thread: the store moves it without the main actor). The old polling
   /// took 25 ms on average and up to 50 ms.
