@@ -14,7 +14,7 @@ import Testing
     // Each round, two threads record opposite outcomes at the same moment; whichever came last in the
     // state must be the gauge's last value.
     var mismatches: [Int] = []
-    for round in 0..<300 {
+    for round in 0..<1_000 {
       let start = DispatchSemaphore(value: 0)
       let done = DispatchSemaphore(value: 0)
       for reached in [true, false] {
