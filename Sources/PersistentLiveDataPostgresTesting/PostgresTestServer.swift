@@ -15,10 +15,14 @@ import Glibc
 /// server instead and never restarts it.
 ///
 /// ```swift
-/// let server = try PostgresTestServer.shared()
-/// let configuration = try server.makeDatabase()          // a new, empty database
+/// let server = try await PostgresTestServer.shared()
+/// let configuration = try await server.makeDatabase()    // a new, empty database
 /// let client = PostgresClient(configuration: configuration)
 /// ```
+///
+/// Every method that runs a program (`initdb`, `pg_ctl`, `psql`) has an async form, chosen in async code:
+/// it waits for the program on a thread of its own, where the synchronous form holds the calling thread —
+/// in a test, one of the cooperative pool's, of which there are as many as cores.
 public final class PostgresTestServer: Sendable {
   /// Where the server is reached.
   public enum Endpoint: Sendable {
