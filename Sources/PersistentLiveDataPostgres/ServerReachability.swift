@@ -23,9 +23,9 @@ final class ServerReachability: Sendable {
   /// The outcome of the last attempt; false before the first one.
   var isReachable: Bool { state.withLock { $0 } ?? false }
 
-  /// Records an attempt's outcome; the gauge moves only when it changes, under the lock: recorded after
-  /// it, two calls at once could reach the gauge in the other order and leave it on the outcome that
-  /// was not the last (until the next change).
+  /// Records an attempt's outcome; the gauge moves only when it changes. The gauge is written under the
+  /// lock: two outcomes recorded at once (the listener reconnecting while a call fails) reach it in the
+  /// order they reached the state, so its last value is always the state's.
   func record(reached: Bool) {
     state.withLock { state in
       guard state != reached else { return }
