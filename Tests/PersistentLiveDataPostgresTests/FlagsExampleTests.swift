@@ -60,7 +60,7 @@ struct FlagsExampleTests {
     let port: Int
   }
 
-  static func start(_ fixture: SharedFixture) throws -> Running {
+  static func start(_ fixture: SharedFixture, environment extra: [String: String] = [:]) throws -> Running {
     let endpoint: String
     switch fixture.server.endpoint {
     case .socket(let path): endpoint = path
@@ -68,6 +68,7 @@ struct FlagsExampleTests {
     }
     var environment: [String: String] = [:]
     if let password = fixture.server.password { environment["PLD_FLAGS_PASSWORD"] = password }
+    environment.merge(extra) { _, new in new }
     let process = try ChildProcess(
       ChildProcess.productsFolder.appendingPathComponent("pld-flags").path,
       [endpoint, fixture.server.username, fixture.database, "0"], environment: environment)

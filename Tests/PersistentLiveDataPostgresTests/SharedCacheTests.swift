@@ -35,6 +35,10 @@ struct SharedCacheTests {
 
     try await FailureHelpers.blocking { try server.halt() }
     let replica = fixture.replica(options: CacheHelpers.options(cachePath: cachePath))
+    let events = Recorder<StoreEvent>()
+    let stream = replica.store.events()
+    let listening = Task { for await event in stream { events.append(event) } }
+    defer { listening.cancel() }
     let started = ContinuousClock.now
     let flags = try await replica.store.liveData("flags", default: "none")
     let elapsed = ContinuousClock.now - started
@@ -44,12 +48,17 @@ struct SharedCacheTests {
     #expect(flags.version == 3)
     #expect(flags.isStale)
     #expect(await eventually(.seconds(10)) { !replica.store.isServerReachable })
+    #expect(
+      await eventually(.seconds(10)) {
+        events.all.contains { if case .serverUnreachable = $0 { true } else { false } }
+      }, "an event says the server is unreachable")
 
     // The server returns: the key is confirmed (nothing changed meanwhile) and no longer stale.
     try await FailureHelpers.blocking { try server.resume() }
     #expect(await eventually(.seconds(20)) { !flags.isStale }, "\(replica.log.last(20))")
     #expect(flags.version == 3)
     #expect(replica.store.isServerReachable)
+    #expect(await eventually(.seconds(10)) { events.all.contains(.serverReachable) }, "and reachable again")
     await replica.shutDown()
   }
 
@@ -307,6 +316,18 @@ struct SharedCacheTests {
     // The cache is an ordinary store file, with the attribution and time of the server's rows.
     let inspector = try StoreInspector(path: pathA)
     #expect(try inspector.keys().sorted() == ["only-a", "shared"])
+    let tool = ChildProcess.productsFolder.appendingPathComponent("pld-tool").path
+    if FileManager.default.isExecutableFile(atPath: tool) {
+      for (arguments, expected) in [
+        (["keys", pathA], "shared"), (["get", pathA, "only-a"], "mine"),
+        (["history", pathA, "shared"], "31"),
+      ] {
+        let child = try ChildProcess(tool, arguments, mergingStandardError: true)
+        let (lines, _) = await child.finish(within: .seconds(60))
+        #expect(child.exitCode == 0, "pld-tool \(arguments): \(lines)")
+        #expect(lines.joined(separator: "\n").contains(expected), "pld-tool \(arguments): \(lines)")
+      }
+    }
     await a.shutDown()
     await b.shutDown()
   }
@@ -461,5 +482,45 @@ extension CacheHelpers {
   static func child(_ fixture: SharedFixture, cachePath: String, count: Int) throws -> ChildProcess {
     try SharedProcessTests.child(
       "serve", fixture, key: "served", count: count, environment: ["PLD_CHILD_CACHE": cachePath])
+  }
+}
+
+extension SharedCacheTests {
+  /// The README's daemon example, `pld-flags` with `PLD_FLAGS_CACHE`, restarted while the server is down.
+  @Test func theFlagsExampleRestartedWithTheServerDownServesItsCachedFlags() async throws {
+    let server = try PostgresTestServer.start()
+    defer { server.stop() }
+    let fixture = try SharedFixture(server: server)
+    let folder = try TemporaryDirectory("cache")
+    defer { folder.remove() }
+    let environment = ["PLD_FLAGS_CACHE": folder.path("flags.cache")]
+
+    let first = try await FailureHelpers.blocking {
+      try FlagsExampleTests.start(fixture, environment: environment)
+    }
+    #expect(try await HTTP.request("POST", "/flags/new-checkout/on", port: first.port).status == 204)
+    #expect(try await HTTP.request("GET", "/flags", port: first.port).body == #"{"new-checkout":true}"#)
+    first.process.kill(SIGTERM)
+    _ = await first.process.finish(within: .seconds(60))
+
+    try await FailureHelpers.blocking { try server.halt() }
+    let second = try await FailureHelpers.blocking {
+      try FlagsExampleTests.start(fixture, environment: environment)
+    }
+    defer {
+      second.process.kill(SIGTERM)
+      second.process.wait()
+    }
+    #expect(try await HTTP.request("GET", "/flags", port: second.port).body == #"{"new-checkout":true}"#)
+    let status = try await HTTP.request("GET", "/status", port: second.port).body
+    #expect(status.contains(#""stale":true"#) && status.contains(#""serverReachable":false"#), "\(status)")
+    #expect(try await HTTP.request("POST", "/flags/new-checkout/off", port: second.port).status == 503)
+
+    try await FailureHelpers.blocking { try server.resume() }
+    #expect(
+      await eventually(.seconds(30)) {
+        (try? await HTTP.request("GET", "/status", port: second.port).body)?.contains(#""stale":false"#)
+          == true
+      }, "confirmed once the server is back")
   }
 }
