@@ -25,9 +25,9 @@ struct SharedCacheTests {
   static let openBound = Duration.milliseconds(1_000)
 
   @Test func aColdStartWithTheServerStoppedOpensCachedKeysFromTheCache() async throws {
-    let server = try PostgresTestServer.start()
+    let server = try await FailureHelpers.blocking { try PostgresTestServer.start() }
     defer { server.stop() }
-    let fixture = try SharedFixture(server: server)
+    let fixture = try await FailureHelpers.blocking { try SharedFixture(server: server) }
     let folder = try TemporaryDirectory("cache")
     defer { folder.remove() }
     let cachePath = folder.path("replica.cache")
@@ -65,9 +65,9 @@ struct SharedCacheTests {
   @Test func aColdStartWithTheServerHaltedOpensFromTheCacheAndCatchesUpWithAnotherReplicasWrites()
     async throws
   {
-    let server = try PostgresTestServer.start()
+    let server = try await FailureHelpers.blocking { try PostgresTestServer.start() }
     defer { server.stop() }
-    let fixture = try SharedFixture(server: server)
+    let fixture = try await FailureHelpers.blocking { try SharedFixture(server: server) }
     let folder = try TemporaryDirectory("cache")
     defer { folder.remove() }
     let cachePath = folder.path("replica.cache")
@@ -79,7 +79,7 @@ struct SharedCacheTests {
     for value in 3...5 { try await onWriter.set(value) }
     #expect(onWriter.version == 5)
 
-    try fixture.psql("CHECKPOINT")
+    _ = try await FailureHelpers.blocking { try fixture.psql("CHECKPOINT") }
     try await FailureHelpers.blocking { try server.suspend() }
     var options = CacheHelpers.options(cachePath: cachePath)
     options.catchUpInterval = .milliseconds(200)
@@ -130,9 +130,9 @@ struct SharedCacheTests {
   }
 
   @Test func writesWhileTheServerIsDownThrowInTimeAndChangeNothingInMemoryOrCache() async throws {
-    let server = try PostgresTestServer.start()
+    let server = try await FailureHelpers.blocking { try PostgresTestServer.start() }
     defer { server.stop() }
-    let fixture = try SharedFixture(server: server)
+    let fixture = try await FailureHelpers.blocking { try SharedFixture(server: server) }
     let folder = try TemporaryDirectory("cache")
     defer { folder.remove() }
     let cachePath = folder.path("replica.cache")
@@ -167,9 +167,9 @@ struct SharedCacheTests {
   }
 
   @Test func withoutACacheOrForAnUncachedKeyLiveDataThrowsWithinTheOperationTimeout() async throws {
-    let server = try PostgresTestServer.start()
+    let server = try await FailureHelpers.blocking { try PostgresTestServer.start() }
     defer { server.stop() }
-    let fixture = try SharedFixture(server: server)
+    let fixture = try await FailureHelpers.blocking { try SharedFixture(server: server) }
     let folder = try TemporaryDirectory("cache")
     defer { folder.remove() }
     let cachePath = folder.path("replica.cache")
@@ -200,9 +200,9 @@ struct SharedCacheTests {
   }
 
   @Test func aServerThatDoesNotAnswerAtItsAddressIsNotWaitedFor() async throws {
-    let server = try PostgresTestServer.start()
+    let server = try await FailureHelpers.blocking { try PostgresTestServer.start() }
     defer { server.stop() }
-    let fixture = try SharedFixture(server: server)
+    let fixture = try await FailureHelpers.blocking { try SharedFixture(server: server) }
     let folder = try TemporaryDirectory("cache")
     defer { folder.remove() }
     let cachePath = folder.path("replica.cache")
@@ -226,9 +226,9 @@ struct SharedCacheTests {
   }
 
   @Test func aCacheThatCannotBeUsedIsSetAsideAndTheStoreWorksWithout() async throws {
-    let server = try PostgresTestServer.start()
+    let server = try await FailureHelpers.blocking { try PostgresTestServer.start() }
     defer { server.stop() }
-    let fixture = try SharedFixture(server: server)
+    let fixture = try await FailureHelpers.blocking { try SharedFixture(server: server) }
     let writer = fixture.replica()
     try await writer.store.liveData("flags", default: "none").set("from the server")
     let folder = try TemporaryDirectory("cache")
@@ -254,7 +254,7 @@ struct SharedCacheTests {
     cases.append(("newer", newer))
     let readOnly = folder.path("read-only.cache")
     try await CacheHelpers.populate(fixture, cachePath: readOnly, key: "read-only-key", values: [1])
-    let immutable = CacheHelpers.setImmutable(readOnly, true)
+    let immutable = try await FailureHelpers.blocking { CacheHelpers.setImmutable(readOnly, true) }
     defer { if immutable { _ = CacheHelpers.setImmutable(readOnly, false) } }
     if immutable { cases.append(("read-only", readOnly)) }
     // Locked: the file is held by another store of this process.
@@ -283,14 +283,17 @@ struct SharedCacheTests {
     }
     try holder.close()
     // Nothing on the server was reset.
-    #expect(try fixture.psql("SELECT version FROM pld_heads WHERE key = 'flags'") == "\(1 + cases.count)")
+    let head = try await FailureHelpers.blocking {
+      try fixture.psql("SELECT version FROM pld_heads WHERE key = 'flags'")
+    }
+    #expect(head == "\(1 + cases.count)")
     await writer.shutDown()
   }
 
   @Test func twoReplicasOnOneMachineEachKeepTheirOwnCacheUnderTheServersVersions() async throws {
-    let server = try PostgresTestServer.start()
+    let server = try await FailureHelpers.blocking { try PostgresTestServer.start() }
     defer { server.stop() }
-    let fixture = try SharedFixture(server: server)
+    let fixture = try await FailureHelpers.blocking { try SharedFixture(server: server) }
     let folder = try TemporaryDirectory("cache")
     defer { folder.remove() }
     let pathA = folder.path("a.cache")
@@ -306,13 +309,20 @@ struct SharedCacheTests {
       try await sharedOnB.set(round * 10 + 1)
       #expect(await eventually(.seconds(30)) { sharedOnA.version == sharedOnB.version })
     }
-    try await onlyA.set("mine")
+    try await WriteAttribution.$current.withValue(WriteAttribution(author: "ops", reason: "INC-7")) {
+      try await onlyA.set("mine")
+    }
+    let onServer = try #require(try await onlyA.history(limit: 1).first)
     a.store.closeLocalCache()
     b.store.closeLocalCache()
     #expect(try CacheHelpers.cachedVersions(pathA, key: "shared").first == 6)
     #expect(try CacheHelpers.cachedVersions(pathB, key: "shared").first == 6)
     #expect(try CacheHelpers.cachedVersions(pathA, key: "only-a") == [1])
     #expect(try CacheHelpers.cachedVersions(pathB, key: "only-a").isEmpty, "B never opened it")
+    // The server's attribution and commit time are kept with the version.
+    let cachedRow = try #require(try CacheHelpers.cachedRows(pathA, key: "only-a").first)
+    #expect(cachedRow.attribution == WriteAttribution(author: "ops", reason: "INC-7"))
+    #expect(cachedRow.writtenAt == onServer.writtenAt, "\(cachedRow.writtenAt) vs \(onServer.writtenAt)")
     // The cache is an ordinary store file, with the attribution and time of the server's rows.
     let inspector = try StoreInspector(path: pathA)
     #expect(try inspector.keys().sorted() == ["only-a", "shared"])
@@ -366,6 +376,15 @@ enum CacheHelpers {
     let store = try PersistentStore(path: path, options: options)
     defer { try? store.close() }
     return try store.rows(key: key).map(\.version)
+  }
+
+  /// The rows of `key` in the cache file, newest first.
+  static func cachedRows(_ path: String, key: String) throws -> [StoredRow] {
+    var options = StoreOptions()
+    options.readOnly = true
+    let store = try PersistentStore(path: path, options: options)
+    defer { try? store.close() }
+    return try store.rows(key: key)
   }
 
   /// Sets the SQLite header's `user_version` (the store's schema version) of a closed file.
@@ -434,9 +453,9 @@ struct TestSupportFailure: Error, CustomStringConvertible {
 
 extension SharedCacheTests {
   @Test func aReplicaKilledDuringCatchUpStartsAgainFromItsCacheAndEndsCurrent() async throws {
-    let server = try PostgresTestServer.start()
+    let server = try await FailureHelpers.blocking { try PostgresTestServer.start() }
     defer { server.stop() }
-    let fixture = try SharedFixture(server: server)
+    let fixture = try await FailureHelpers.blocking { try SharedFixture(server: server) }
     let folder = try TemporaryDirectory("cache")
     defer { folder.remove() }
     let cachePath = folder.path("child.cache")
@@ -451,7 +470,7 @@ extension SharedCacheTests {
 
     // Versions 4 to 60 are written while it is away; then the server is halted and it starts again.
     for value in 4...60 { try await data.set(value) }
-    try fixture.psql("CHECKPOINT")
+    _ = try await FailureHelpers.blocking { try fixture.psql("CHECKPOINT") }
     try await FailureHelpers.blocking { try server.suspend() }
     let second = try CacheHelpers.child(fixture, cachePath: cachePath, count: 1_000)
     let opened = try await FailureHelpers.blocking { second.readLine() }
@@ -488,9 +507,9 @@ extension CacheHelpers {
 extension SharedCacheTests {
   /// The README's daemon example, `pld-flags` with `PLD_FLAGS_CACHE`, restarted while the server is down.
   @Test func theFlagsExampleRestartedWithTheServerDownServesItsCachedFlags() async throws {
-    let server = try PostgresTestServer.start()
+    let server = try await FailureHelpers.blocking { try PostgresTestServer.start() }
     defer { server.stop() }
-    let fixture = try SharedFixture(server: server)
+    let fixture = try await FailureHelpers.blocking { try SharedFixture(server: server) }
     let folder = try TemporaryDirectory("cache")
     defer { folder.remove() }
     let environment = ["PLD_FLAGS_CACHE": folder.path("flags.cache")]
