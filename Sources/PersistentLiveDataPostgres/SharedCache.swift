@@ -13,8 +13,8 @@ import PersistentLiveData
 /// version. Only versions the server committed reach it — after a commit, or after a read from the
 /// server — and only newer ones: it never moves back.
 ///
-/// Writes go through a serial queue of their own, after the call that committed returned: a `set` does
-/// not wait for the local disk. Pending writes of one key coalesce to the newest.
+/// Writes go through a serial queue of their own, 10 ms after the call that committed returned: a `set`
+/// does not wait for the local disk, and pending writes of one key coalesce to the newest.
 ///
 /// The file is opened on first use (so that an app that asked for ``PostgresStore/events()`` right after
 /// creating the store hears of a file set aside). A file that cannot be used — damaged, foreign, of a
@@ -123,8 +123,13 @@ final class SharedCache: Sendable {
       pending[key] = row
       return wasEmpty
     }
-    if isFirst { queue.async { self.drain() } }
+    // A little later than at once: the writes of a burst (a key set many times, many keys caught up)
+    // coalesce into fewer commits of the cache, which then costs a `set` next to nothing.
+    if isFirst { queue.asyncAfter(deadline: .now() + Self.writeDelay) { self.drain() } }
   }
+
+  /// How long a recorded row may wait before the cache's queue writes it.
+  static let writeDelay = DispatchTimeInterval.milliseconds(10)
 
   /// Waits until every row recorded so far is written (or the cache set aside).
   func flush() {

@@ -57,7 +57,7 @@ enum CacheBenchmark {
     do {
       let replica = Running(configuration, options: options(cache: source))
       for index in 0..<keys {
-        _ = try await replica.store.liveData("key-\(index)", default: index)
+        try await replica.store.liveData("key-\(index)", default: -1).set(index)
       }
       await replica.stop()
     }
