@@ -38,7 +38,8 @@ public final class PostgresStore: Service, Sendable {
   ///
   /// Without it a replica sees only its own writes. A server that is down when it starts, or goes away
   /// later, is waited for (``PostgresStoreOptions/reconnectDelay``); it throws only for a schema this
-  /// library cannot use.
+  /// library cannot use. When it ends, the local cache (``PostgresStoreOptions/localCachePath``) holds
+  /// every version this replica saw.
   ///
   /// ```swift
   /// let group = ServiceGroup(services: [client, store], logger: logger)
@@ -54,11 +55,14 @@ public final class PostgresStore: Service, Sendable {
       }
     } catch {
       await database.notifier.flush(within: .seconds(1))
+      database.cache?.flush()
       throw error
     }
     // After a graceful shutdown, the notifications of the last writes go out before the client stops (a
     // ServiceGroup stops the store before the client listed before it). A cancelled task waits for none.
     await database.notifier.flush(within: .seconds(1))
+    // And the local cache holds the last versions this replica saw.
+    database.cache?.flush()
   }
 
   /// The one live value of `key`, starting from its latest version on the server (or `defaultValue` at

@@ -162,7 +162,7 @@ struct SharedCacheTests {
       #expect(flags.value == "b" && flags.version == 2, "\(name) changed nothing in memory")
     }
     replica.store.closeLocalCache()
-    #expect(try CacheHelpers.cachedVersions(cachePath, key: "flags") == [2, 1], "nor in the cache")
+    #expect(try CacheHelpers.cachedVersions(cachePath, key: "flags").first == 2, "nor in the cache")
     await replica.shutDown()
   }
 
