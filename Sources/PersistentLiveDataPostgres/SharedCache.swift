@@ -44,6 +44,9 @@ final class SharedCache: Sendable {
   private let queue = DispatchQueue(label: "pld.postgres.local-cache")
   /// The newest row of each key waiting for the queue.
   private let pending = Locked<[StoreKey: StoredRow]>([:])
+  /// The newest version of each key known to be in the file: a row read again from the server (every
+  /// `changes(since:)` reads the newest) is not written again.
+  private let newestStored = Locked<[StoreKey: Int64]>([:])
 
   init(path: String, logger: Logger?, events: StoreEventHub) {
     self.path = path
@@ -94,7 +97,9 @@ final class SharedCache: Sendable {
   func latestRow(key: String) -> StoredRow? {
     guard let store else { return nil }
     do {
-      return try store.rows(key: key, limit: 1).first
+      let row = try store.rows(key: key, limit: 1).first
+      if let row { noteStored(row) }
+      return row
     } catch {
       setAside(after: error)
       return nil
@@ -116,8 +121,9 @@ final class SharedCache: Sendable {
   /// cache's queue.
   func record(_ row: StoredRow) {
     if case .setAside = state.withLock({ $0 }) { return }
+    let key = StoreKey(row.key)
+    if let stored = newestStored.withLock({ $0[key] }), stored >= row.version { return }
     let isFirst = pending.withLock { pending -> Bool in
-      let key = StoreKey(row.key)
       let wasEmpty = pending.isEmpty
       if let waiting = pending[key], waiting.version >= row.version { return false }
       pending[key] = row
@@ -146,12 +152,21 @@ final class SharedCache: Sendable {
       guard let store else { continue }
       for row in rows {
         do {
+          // Not written when the file holds this version or a newer one already: newest as well.
           _ = try store.storeVerbatim(row)
+          noteStored(row)
         } catch {
           setAside(after: error)
           break
         }
       }
+    }
+  }
+
+  private func noteStored(_ row: StoredRow) {
+    newestStored.withLock { newest in
+      let key = StoreKey(row.key)
+      newest[key] = max(newest[key] ?? 0, row.version)
     }
   }
 

@@ -344,8 +344,16 @@ struct SharedCacheTests {
         #expect(lines.joined(separator: "\n").contains(expected), "pld-tool \(arguments): \(lines)")
       }
     }
+    // With the server up, a key opens at the server's version, not the older one of the cache.
+    try await sharedOnB.set(99)
     await a.shutDown()
     await b.shutDown()
+    let again = fixture.replica(options: CacheHelpers.options(cachePath: pathA))
+    let reopened = try await again.store.liveData("shared", default: 0)
+    #expect(reopened.version >= 6)
+    #expect(await eventually(.seconds(30)) { reopened.version == 7 && !reopened.isStale })
+    #expect(reopened.value == 99)
+    await again.shutDown()
   }
 }
 
