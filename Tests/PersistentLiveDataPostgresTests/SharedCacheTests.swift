@@ -263,10 +263,33 @@ struct SharedCacheTests {
     let immutable = try await FailureHelpers.blocking { CacheHelpers.setImmutable(readOnly, true) }
     defer { if immutable { _ = CacheHelpers.setImmutable(readOnly, false) } }
     if immutable { cases.append(("read-only", readOnly)) }
-    // Locked: the file is held by another store of this process.
-    let locked = folder.path("locked.cache")
-    let holder = try PersistentStore(path: locked, options: StoreOptions())
-    cases.append(("locked", locked))
+    // Held by another store of this process.
+    let held = folder.path("held.cache")
+    let holder = try PersistentStore(path: held, options: StoreOptions())
+    cases.append(("held by this process", held))
+    // Locked by another process: sqlite3 holds its write lock in an open transaction (it says so through
+    // `.shell echo`: its own output to a pipe is buffered until it exits).
+    var locker: ChildProcess?
+    if FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3") {
+      let locked = folder.path("locked.cache")
+      try await CacheHelpers.populate(fixture, cachePath: locked, key: "locked-key", values: [1])
+      let child = try ChildProcess(
+        "/usr/bin/sqlite3",
+        [
+          locked, "BEGIN EXCLUSIVE;",
+          "INSERT INTO pld_store_properties (name, value) VALUES ('lock', 'held');",
+          ".shell echo locked", ".shell sleep 30",
+        ],
+        mergingStandardError: true)
+      locker = child
+      let line = try await FailureHelpers.blocking { child.readLine() }
+      #expect(line == "locked", "\(line ?? "no output")")
+      cases.append(("locked by another process", locked))
+    }
+    defer {
+      locker?.kill(SIGKILL)
+      locker?.wait()
+    }
 
     for (label, path) in cases {
       let before = try Data(contentsOf: URL(fileURLWithPath: path))
