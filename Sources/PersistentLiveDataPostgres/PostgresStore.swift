@@ -259,7 +259,7 @@ public final class PostgresStore: Service, Sendable {
   // MARK: Internals
 
   static func validate(key: String) throws {
-    try PersistentStore.validate(key: key)
+    try StoreKey.validate(key)
     if key.utf8.contains(0) {
       throw PersistentLiveDataError.invalidKey(
         key: key, reason: "a key of a shared store cannot contain a NUL character (PostgreSQL text cannot)")

@@ -48,26 +48,27 @@ final class ServerReachability: Sendable {
     state.withLock { $0.unanswered = true }
   }
 
-  /// Records an attempt's outcome; the gauge moves, and an event is sent, only when it changes.
+  /// Records an attempt's outcome; the gauge moves, and an event is sent, only when it changes. Both
+  /// happen under the lock: two outcomes recorded at once (the listener reconnecting while a call fails)
+  /// reach them in the order they reached the state, so the gauge's last value is always the state's and
+  /// the events alternate.
   func record(reached: Bool, reason: @autoclosure () -> String = "") {
-    let previous = state.withLock { state in
-      defer {
-        state.reached = reached
-        if reached { state.unanswered = false }
+    state.withLock { state in
+      let previous = state.reached
+      if reached { state.unanswered = false }
+      guard previous != reached else { return }
+      state.reached = reached
+      gauge?.record(reached ? 1 : 0)
+      if reached {
+        // The first contact is no news; coming back after an outage is.
+        guard previous == false else { return }
+        logger?.info("The PostgreSQL server is reachable again")
+        events?.emit(.serverReachable)
+      } else {
+        let reason = reason()
+        logger?.warning("The PostgreSQL server is unreachable", metadata: ["reason": "\(reason)"])
+        events?.emit(.serverUnreachable(reason: reason))
       }
-      return state.reached
-    }
-    guard previous != reached else { return }
-    gauge?.record(reached ? 1 : 0)
-    if reached {
-      // The first contact is no news; coming back after an outage is.
-      guard previous == false else { return }
-      logger?.info("The PostgreSQL server is reachable again")
-      events?.emit(.serverReachable)
-    } else {
-      let reason = reason()
-      logger?.warning("The PostgreSQL server is unreachable", metadata: ["reason": "\(reason)"])
-      events?.emit(.serverUnreachable(reason: reason))
     }
   }
 

@@ -119,31 +119,39 @@ struct SharedListener: Sendable {
   /// (unless the session was given up meanwhile), consume until the connection drops.
   ///
   /// The session runs in a task of its own and is given up (cancelled, not awaited) when it has not
-  /// started listening within `deadline`: a lease or a `LISTEN` sent while the server restarts
-  /// can hang far longer than that, and the next attempt must not wait for it.
+  /// started listening within `deadline`: a lease or a `LISTEN` sent while the server restarts can hang
+  /// far longer than that, and the next attempt must not wait for it. The deadline covers those two steps
+  /// only. Once the server answered the `LISTEN`, the session is kept: the catch-up's reads each have the
+  /// operation timeout, and a failure ends the session. (When the deadline covered the catch-up too, a
+  /// slow machine lost every session that had listened and was catching up — under ThreadSanitizer with
+  /// every suite running on two cores, for longer than the operation timeout, so that the listener never
+  /// came back — and a catch-up waiting on a lock was sent again by each new attempt.) Whether the session
+  /// is kept or given up is decided once, by whichever comes first: a session that listened just before
+  /// the deadline is not thrown away because its waiter ran late.
   private func listenOnce(deadline: Duration, established: () -> Void) async throws {
-    let started = ChangeSignal()
-    let noticed = started.generation
-    // Set by the session once it listens and caught up; read only when the session was not given up, so
-    // that a session abandoned by its deadline that gets there later counts for nothing. (When abandoned
-    // sessions reset the failure count, a server slower than the first deadlines kept every new attempt on
-    // those deadlines: under load no replica listened for minutes.)
-    let listening = Locked(false)
+    let progress = ChangeSignal()
+    let phase = ListenSession()
     let session = Task {
-      defer { started.signal() }
+      defer {
+        phase.end()
+        progress.signal()
+      }
       try await database.client.withConnection { connection in
         do {
           try await connection.listen(on: SharedDatabase.channel) { notifications in
+            // The server answered the LISTEN: from here on the deadline no longer applies.
+            guard phase.keep() else { throw CancellationError() }
+            progress.signal()
             let route = ReadRoute.connection(connection)
             try await catchUp(via: route)
-            // A session given up meanwhile ends here, never named: only a session that listens in time
-            // shows in pg_stat_activity as a listener, and a slow server is not left with two per replica.
-            try Task.checkCancellation()
-            try await connection.query(
-              "SET application_name = '\(unescaped: SharedListener.applicationName)'",
-              logger: SharedSchema.quiet)
-            listening.withLock { $0 = true }
-            started.signal()
+            _ = try await database.bounded("listen") {
+              try await connection.query(
+                "SET application_name = '\(unescaped: SharedListener.applicationName)'",
+                logger: SharedSchema.quiet)
+            }
+            // Named only once it listens and caught up: pg_stat_activity shows a listener then.
+            phase.markListening()
+            progress.signal()
             try await consume(notifications, readingOn: route)
           }
         } catch {
@@ -155,13 +163,17 @@ struct SharedListener: Sendable {
     }
     do {
       try await withDeadline(deadline, operation: "listen") {
-        _ = await started.wait(after: noticed)
+        await progress.wait(until: { phase.isKeptOrEnded })
       }
     } catch {
-      session.cancel()
-      throw error
+      if phase.giveUp() {
+        session.cancel()
+        throw error
+      }
     }
-    if listening.withLock({ $0 }) { established() }
+    // Kept: wait (the catch-up's reads are bounded) until it listens, or ends.
+    await progress.wait(until: { phase.isListeningOrEnded })
+    if phase.isListening { established() }
     try await withTaskCancellationHandler {
       try await session.value
     } onCancel: {
@@ -345,6 +357,57 @@ final class NotifiedReads: Sendable {
         guard await signal.wait(after: seen) else { break }
       }
       group.cancelAll()
+    }
+  }
+}
+
+/// Where one listening session is: given up by its deadline before the server answered its `LISTEN`, or
+/// kept (decided once, by whichever comes first), then listening, then ended.
+final class ListenSession: Sendable {
+  private struct State {
+    var isKept = false
+    var isGivenUp = false
+    var isListening = false
+    var isEnded = false
+  }
+
+  private let state = Locked(State())
+
+  /// Called by the session once the server answered its `LISTEN`: false when the deadline gave it up
+  /// first.
+  func keep() -> Bool {
+    state.withLock { state in
+      if state.isGivenUp { return false }
+      state.isKept = true
+      return true
+    }
+  }
+
+  /// Called by the waiter when the deadline passed: false when the session was kept first.
+  func giveUp() -> Bool {
+    state.withLock { state in
+      if state.isKept { return false }
+      state.isGivenUp = true
+      return true
+    }
+  }
+
+  func markListening() { state.withLock { $0.isListening = true } }
+  func end() { state.withLock { $0.isEnded = true } }
+
+  var isListening: Bool { state.withLock { $0.isListening } }
+  var isKeptOrEnded: Bool { state.withLock { $0.isKept || $0.isEnded } }
+  var isListeningOrEnded: Bool { state.withLock { $0.isListening || $0.isEnded } }
+}
+
+extension ChangeSignal {
+  /// Waits until `condition` holds, checking it after every signal; returns early when the calling task
+  /// is cancelled.
+  func wait(until condition: () -> Bool) async {
+    while true {
+      let seen = generation
+      if condition() { return }
+      guard await wait(after: seen) else { return }
     }
   }
 }

@@ -2,10 +2,11 @@ public import Foundation
 
 /// What can go wrong between a shared store and its PostgreSQL server.
 ///
-/// Errors about values and keys — a value that does not encode or decode, one nested too deep, a key asked
-/// for with two types, an unknown version — are the same `PersistentLiveDataError` cases as for an SQLite
-/// store. These are the ones only
-/// a server can cause. Each says what happened and what to do; none leaves memory changed.
+/// A shared store throws this type for what the server causes, and, for what a value, key or version
+/// causes, the same `PersistentLiveDataError` cases an SQLite store throws for them: `invalidKey`,
+/// `typeMismatch`, `encodingFailed`, `valueTooDeep`, `undecodable`, `valueSchemaTooNew`,
+/// `unknownVersion`, `changesPruned` — never a file case. The article *Shared stores* lists every case
+/// with when it comes. Each says what happened and what to do; none leaves memory changed.
 ///
 /// ```swift
 /// do {

@@ -14,15 +14,13 @@ import Glibc
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct FlagsExampleTests {
   @Test func twoReplicasServeTheSameFlagsAndTheirMetricsInPrometheusFormat() async throws {
-    let fixture = try SharedFixture()
-    let first = try Self.start(fixture)
-    let second = try Self.start(fixture)
-    defer {
-      for replica in [first, second] {
-        replica.process.kill(SIGTERM)
-        replica.process.wait()
-      }
-    }
+    let fixture = try await SharedFixture()
+    let first = try await Self.start(fixture)
+    let second = try await Self.start(fixture)
+    // A test that throws leaves them killed (reaped when the process objects go); one that returns stops
+    // them below, waiting on threads of their own.
+    var stopped = false
+    defer { if !stopped { for replica in [first, second] { replica.process.kill(SIGKILL) } } }
 
     // The second replica serves the flags before they change: it then learns of the change from the first.
     #expect(try await HTTP.request("GET", "/flags", port: second.port).body == "{}")
@@ -52,6 +50,9 @@ struct FlagsExampleTests {
         $0.hasPrefix(#"pld_versions_received{backend="postgresql"}"#) && $0.hasSuffix(" 1")
       },
       "the second replica received the version: \(received)")
+    for replica in [first, second] { replica.process.kill(SIGTERM) }
+    for replica in [first, second] { await replica.process.waitOffPool() }
+    stopped = true
   }
 
   /// A running `pld-flags` on the fixture's database, on a free port.
@@ -60,7 +61,9 @@ struct FlagsExampleTests {
     let port: Int
   }
 
-  static func start(_ fixture: SharedFixture, environment extra: [String: String] = [:]) throws -> Running {
+  static func start(
+    _ fixture: SharedFixture, environment extra: [String: String] = [:]
+  ) async throws -> Running {
     let endpoint: String
     switch fixture.server.endpoint {
     case .socket(let path): endpoint = path
@@ -72,13 +75,14 @@ struct FlagsExampleTests {
     let process = try ChildProcess(
       ChildProcess.productsFolder.appendingPathComponent("pld-flags").path,
       [endpoint, fixture.server.username, fixture.database, "0"], environment: environment)
-    // Blocking, but short: the example prints this line as soon as it serves (or ends).
-    while let line = process.readLine() {
+    // Read on a thread of its own: the example prints this line once it serves (or ends), which takes
+    // seconds under a sanitizer on a loaded machine.
+    while let line = await process.readLineOffPool() {
       if line.hasPrefix("listening on 127.0.0.1:"), let port = Int(line.split(separator: ":").last ?? "") {
         return Running(process: process, port: port)
       }
     }
-    process.wait()
+    await process.waitOffPool()
     throw ExampleError("pld-flags did not start: \(process.standardError)")
   }
 }

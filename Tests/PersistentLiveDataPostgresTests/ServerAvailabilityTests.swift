@@ -8,11 +8,12 @@ import Testing
   static let required = ProcessInfo.processInfo.environment["PLD_REQUIRE_POSTGRES"] == "1"
 
   @Test(.enabled(if: required, "PLD_REQUIRE_POSTGRES is not set"))
-  func aServerIsAvailableWhereOneIsRequired() throws {
+  func aServerIsAvailableWhereOneIsRequired() async throws {
     #expect(PostgresTestServer.unavailableReason == nil, "\(PostgresTestServer.unavailableReason ?? "")")
-    let server = try PostgresTestServer.shared()
+    let server = try await PostgresTestServer.shared()
     #expect(
-      try server.psql("SELECT 1", database: "postgres").trimmingCharacters(in: .whitespacesAndNewlines) == "1"
+      try await server.psql("SELECT 1", database: "postgres").trimmingCharacters(in: .whitespacesAndNewlines)
+        == "1"
     )
   }
 }

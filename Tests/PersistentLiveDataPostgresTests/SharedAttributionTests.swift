@@ -18,7 +18,7 @@ struct SharedAttributionTests {
   }
 
   @Test func everyWriteRecordsItsCallersAttributionAndAnotherReplicaReadsIt() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let a = fixture.replica()
     let b = fixture.replica()
     let count = try await a.store.liveData("count", default: 0)
@@ -61,7 +61,7 @@ struct SharedAttributionTests {
     #expect(await eventually { onB.version == 6 })
     #expect(try await onB.history().reversed().map(\.attribution) == expected)
     #expect(
-      try fixture.psql(
+      try await fixture.psql(
         "SELECT string_agg(v.version || ':' || coalesce(author, '-') || ':' || coalesce(reason, '-'), ' ' "
           + "ORDER BY v.version) FROM pld_values v JOIN pld_heads h USING (key_hash) WHERE h.key = 'count'")
         == "1:-:- 2:set:r-set 3:update:r-update 4:rollback:r-rollback 5:transaction:r-transaction "
@@ -72,7 +72,7 @@ struct SharedAttributionTests {
 
   @MainActor
   @Test func versionedObserversOnBothReplicasReceiveTheAttribution() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let a = fixture.replica()
     let b = fixture.replica()
     let onA = try await a.store.liveData("flags", default: 0)
@@ -99,7 +99,7 @@ struct SharedAttributionTests {
   }
 
   @Test func sixteenConcurrentCallersEachRecordTheirOwn() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let a = fixture.replica()
     let counter = try await a.store.liveData("counter", default: [Int]())
     try await withThrowingTaskGroup(of: Void.self) { group in
@@ -122,7 +122,7 @@ struct SharedAttributionTests {
   }
 
   @Test func limitsAreCountedInBytesAndNothingIsWrittenPastThem() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let a = fixture.replica()
     let data = try await a.store.liveData("data", default: 0)
     let longestAuthor = String(repeating: "é", count: 128)
@@ -155,31 +155,32 @@ struct SharedAttributionTests {
       }
     }
     #expect(data.version == 1)
-    #expect(try fixture.psql("SELECT count(*) FROM pld_values") == "1")
-    #expect(try fixture.psql("SELECT version FROM pld_heads") == "1")
+    #expect(try await fixture.psql("SELECT count(*) FROM pld_values") == "1")
+    #expect(try await fixture.psql("SELECT version FROM pld_heads") == "1")
     await a.shutDown()
   }
 
   /// A database of schema version 2 is migrated; its rows read without an attribution.
   @Test func aDatabaseOfSchemaVersionTwoIsMigratedAndItsRowsReadNil() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     for migration in SharedSchema.migrations.prefix(2) {
-      for statement in SharedSchema.statements(in: migration.sql) { try fixture.psql(statement) }
+      for statement in SharedSchema.statements(in: migration.sql) { try await fixture.psql(statement) }
     }
-    try fixture.psql(
+    try await fixture.psql(
       """
       CREATE TABLE pld_schema (
         version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
       INSERT INTO pld_schema (version, name) VALUES (1, '0001_shared_schema.sql'), (2, '0002_change_feed.sql')
       """)
-    try fixture.psql(SharedCatchUpTests.writeWithoutNotifying("old", 7))
+    try await fixture.psql(SharedCatchUpTests.writeWithoutNotifying("old", 7))
     let a = fixture.replica()
     let old = try await a.store.liveData("old", default: 0)
     #expect(old.value == 7)
     try await WriteAttribution.$current.withValue(Self.ops) { try await old.set(8) }
     #expect(try await old.history().map(\.attribution) == [Self.ops, nil])
     #expect(
-      try fixture.psql("SELECT string_agg(version::text, ',' ORDER BY version) FROM pld_schema") == "1,2,3")
+      try await fixture.psql("SELECT string_agg(version::text, ',' ORDER BY version) FROM pld_schema")
+        == "1,2,3")
     await a.shutDown()
   }
 }

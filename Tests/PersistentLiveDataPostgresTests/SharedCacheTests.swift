@@ -25,9 +25,9 @@ struct SharedCacheTests {
   static let openBound = Duration.milliseconds(1_000)
 
   @Test func aColdStartWithTheServerStoppedOpensCachedKeysFromTheCache() async throws {
-    let server = try await FailureHelpers.blocking { try PostgresTestServer.start() }
+    let server = try await PostgresTestServer.start()
     defer { server.stop() }
-    let fixture = try await FailureHelpers.blocking { try SharedFixture(server: server) }
+    let fixture = try await SharedFixture(server: server)
     let folder = try TemporaryDirectory("cache")
     defer { folder.remove() }
     let cachePath = folder.path("replica.cache")
@@ -70,9 +70,9 @@ struct SharedCacheTests {
   @Test func aColdStartWithTheServerHaltedOpensFromTheCacheAndCatchesUpWithAnotherReplicasWrites()
     async throws
   {
-    let server = try await FailureHelpers.blocking { try PostgresTestServer.start() }
+    let server = try await PostgresTestServer.start()
     defer { server.stop() }
-    let fixture = try await FailureHelpers.blocking { try SharedFixture(server: server) }
+    let fixture = try await SharedFixture(server: server)
     let folder = try TemporaryDirectory("cache")
     defer { folder.remove() }
     let cachePath = folder.path("replica.cache")
@@ -84,7 +84,7 @@ struct SharedCacheTests {
     for value in 3...5 { try await onWriter.set(value) }
     #expect(onWriter.version == 5)
 
-    _ = try await FailureHelpers.blocking { try fixture.psql("CHECKPOINT") }
+    _ = try await fixture.psql("CHECKPOINT")
     try await FailureHelpers.blocking { try server.suspend() }
     var options = CacheHelpers.options(cachePath: cachePath)
     options.catchUpInterval = .milliseconds(200)
@@ -136,9 +136,9 @@ struct SharedCacheTests {
   }
 
   @Test func writesWhileTheServerIsDownThrowInTimeAndChangeNothingInMemoryOrCache() async throws {
-    let server = try await FailureHelpers.blocking { try PostgresTestServer.start() }
+    let server = try await PostgresTestServer.start()
     defer { server.stop() }
-    let fixture = try await FailureHelpers.blocking { try SharedFixture(server: server) }
+    let fixture = try await SharedFixture(server: server)
     let folder = try TemporaryDirectory("cache")
     defer { folder.remove() }
     let cachePath = folder.path("replica.cache")
@@ -173,9 +173,9 @@ struct SharedCacheTests {
   }
 
   @Test func withoutACacheOrForAnUncachedKeyLiveDataThrowsWithinTheOperationTimeout() async throws {
-    let server = try await FailureHelpers.blocking { try PostgresTestServer.start() }
+    let server = try await PostgresTestServer.start()
     defer { server.stop() }
-    let fixture = try await FailureHelpers.blocking { try SharedFixture(server: server) }
+    let fixture = try await SharedFixture(server: server)
     let folder = try TemporaryDirectory("cache")
     defer { folder.remove() }
     let cachePath = folder.path("replica.cache")
@@ -206,9 +206,9 @@ struct SharedCacheTests {
   }
 
   @Test func aServerThatDoesNotAnswerAtItsAddressIsNotWaitedFor() async throws {
-    let server = try await FailureHelpers.blocking { try PostgresTestServer.start() }
+    let server = try await PostgresTestServer.start()
     defer { server.stop() }
-    let fixture = try await FailureHelpers.blocking { try SharedFixture(server: server) }
+    let fixture = try await SharedFixture(server: server)
     let folder = try TemporaryDirectory("cache")
     defer { folder.remove() }
     let cachePath = folder.path("replica.cache")
@@ -232,9 +232,9 @@ struct SharedCacheTests {
   }
 
   @Test func aCacheThatCannotBeUsedIsSetAsideAndTheStoreWorksWithout() async throws {
-    let server = try await FailureHelpers.blocking { try PostgresTestServer.start() }
+    let server = try await PostgresTestServer.start()
     defer { server.stop() }
-    let fixture = try await FailureHelpers.blocking { try SharedFixture(server: server) }
+    let fixture = try await SharedFixture(server: server)
     let writer = fixture.replica()
     try await writer.store.liveData("flags", default: "none").set("from the server")
     let folder = try TemporaryDirectory("cache")
@@ -312,17 +312,15 @@ struct SharedCacheTests {
     }
     try holder.close()
     // Nothing on the server was reset.
-    let head = try await FailureHelpers.blocking {
-      try fixture.psql("SELECT version FROM pld_heads WHERE key = 'flags'")
-    }
+    let head = try await fixture.psql("SELECT version FROM pld_heads WHERE key = 'flags'")
     #expect(head == "\(1 + cases.count)")
     await writer.shutDown()
   }
 
   @Test func twoReplicasOnOneMachineEachKeepTheirOwnCacheUnderTheServersVersions() async throws {
-    let server = try await FailureHelpers.blocking { try PostgresTestServer.start() }
+    let server = try await PostgresTestServer.start()
     defer { server.stop() }
-    let fixture = try await FailureHelpers.blocking { try SharedFixture(server: server) }
+    let fixture = try await SharedFixture(server: server)
     let folder = try TemporaryDirectory("cache")
     defer { folder.remove() }
     let pathA = folder.path("a.cache")
@@ -490,9 +488,9 @@ struct TestSupportFailure: Error, CustomStringConvertible {
 
 extension SharedCacheTests {
   @Test func aReplicaKilledDuringCatchUpStartsAgainFromItsCacheAndEndsCurrent() async throws {
-    let server = try await FailureHelpers.blocking { try PostgresTestServer.start() }
+    let server = try await PostgresTestServer.start()
     defer { server.stop() }
-    let fixture = try await FailureHelpers.blocking { try SharedFixture(server: server) }
+    let fixture = try await SharedFixture(server: server)
     let folder = try TemporaryDirectory("cache")
     defer { folder.remove() }
     let cachePath = folder.path("child.cache")
@@ -507,7 +505,7 @@ extension SharedCacheTests {
 
     // Versions 4 to 60 are written while it is away; then the server is halted and it starts again.
     for value in 4...60 { try await data.set(value) }
-    _ = try await FailureHelpers.blocking { try fixture.psql("CHECKPOINT") }
+    _ = try await fixture.psql("CHECKPOINT")
     try await FailureHelpers.blocking { try server.suspend() }
     let second = try CacheHelpers.child(fixture, cachePath: cachePath, count: 1_000)
     let opened = try await FailureHelpers.blocking { second.readLine() }
@@ -544,25 +542,21 @@ extension CacheHelpers {
 extension SharedCacheTests {
   /// The README's daemon example, `pld-flags` with `PLD_FLAGS_CACHE`, restarted while the server is down.
   @Test func theFlagsExampleRestartedWithTheServerDownServesItsCachedFlags() async throws {
-    let server = try await FailureHelpers.blocking { try PostgresTestServer.start() }
+    let server = try await PostgresTestServer.start()
     defer { server.stop() }
-    let fixture = try await FailureHelpers.blocking { try SharedFixture(server: server) }
+    let fixture = try await SharedFixture(server: server)
     let folder = try TemporaryDirectory("cache")
     defer { folder.remove() }
     let environment = ["PLD_FLAGS_CACHE": folder.path("flags.cache")]
 
-    let first = try await FailureHelpers.blocking {
-      try FlagsExampleTests.start(fixture, environment: environment)
-    }
+    let first = try await FlagsExampleTests.start(fixture, environment: environment)
     #expect(try await HTTP.request("POST", "/flags/new-checkout/on", port: first.port).status == 204)
     #expect(try await HTTP.request("GET", "/flags", port: first.port).body == #"{"new-checkout":true}"#)
     first.process.kill(SIGTERM)
     _ = await first.process.finish(within: .seconds(60))
 
     try await FailureHelpers.blocking { try server.halt() }
-    let second = try await FailureHelpers.blocking {
-      try FlagsExampleTests.start(fixture, environment: environment)
-    }
+    let second = try await FlagsExampleTests.start(fixture, environment: environment)
     defer {
       second.process.kill(SIGTERM)
       second.process.wait()

@@ -27,7 +27,7 @@ struct SharedCatchUpTests {
   }
 
   @Test func aVersionNobodyWasNotifiedOfReachesAReplicaWithManyLiveKeys() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     var options = PostgresStoreOptions()
     options.catchUpInterval = .milliseconds(100)
     let b = fixture.replica(options: options)
@@ -40,11 +40,11 @@ struct SharedCatchUpTests {
     let observed = Recorder<Int>()
     let observer = await FailureHelpers.record(live[137], into: observed)
 
-    try fixture.psql(Self.writeWithoutNotifying("key-137", 4_242))
-    try fixture.psql(Self.writeWithoutNotifying("not-live-here", 1))
+    try await fixture.psql(Self.writeWithoutNotifying("key-137", 4_242))
+    try await fixture.psql(Self.writeWithoutNotifying("not-live-here", 1))
     #expect(await eventually { live[137].value == 4_242 }, "\(b.log.last(10))")
     #expect(live[137].version == 1)
-    try fixture.psql(Self.writeWithoutNotifying("key-137", 4_243))
+    try await fixture.psql(Self.writeWithoutNotifying("key-137", 4_243))
     #expect(await eventually { live[137].value == 4_243 })
     #expect(live[137].version == 2)
     // Observers get the latest value, at most once each and in order; a delivery still waiting for the
@@ -60,7 +60,7 @@ struct SharedCatchUpTests {
   /// later one (which the catch-up has already seen) is still found. A catch-up that resumed after the
   /// largest id it saw would skip it for good.
   @Test func aTransactionThatCommitsAfterALaterOneIsNotSkipped() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     var options = PostgresStoreOptions()
     options.catchUpInterval = .milliseconds(100)
     let b = fixture.replica(options: options)
@@ -76,7 +76,7 @@ struct SharedCatchUpTests {
       // The id of this transaction is given here, before the other one's.
       try await connection.query(
         PostgresQuery(unsafeSQL: Self.writeWithoutNotifying("early", 1)), logger: SharedSchema.quiet)
-      try fixture.psql(Self.writeWithoutNotifying("late", 2))
+      try await fixture.psql(Self.writeWithoutNotifying("late", 2))
       #expect(await eventually { late.value == 2 }, "the catch-up saw the later transaction")
       // Several looks pass while the first transaction is still open.
       try await Task.sleep(for: .milliseconds(500))
@@ -95,17 +95,17 @@ struct SharedCatchUpTests {
   /// A database a replica of schema version 1 wrote is migrated; its rows (without `changed_by`) are
   /// read as before, and later writes that notify nobody are still caught up.
   @Test func aDatabaseOfSchemaVersionOneIsMigratedAndCaughtUpAfter() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     for statement in SharedSchema.statements(in: SharedSchema.migrations[0].sql) {
-      try fixture.psql(statement)
+      try await fixture.psql(statement)
     }
-    try fixture.psql(
+    try await fixture.psql(
       """
       CREATE TABLE pld_schema (
         version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
       INSERT INTO pld_schema (version, name) VALUES (1, '0001_shared_schema.sql')
       """)
-    try fixture.psql(Self.writeWithoutNotifying("old", 7))
+    try await fixture.psql(Self.writeWithoutNotifying("old", 7))
     var options = PostgresStoreOptions()
     options.catchUpInterval = .milliseconds(100)
     let b = fixture.replica(options: options)
@@ -113,14 +113,15 @@ struct SharedCatchUpTests {
     #expect(old.value == 7)
     #expect(old.version == 1)
     #expect(
-      try fixture.psql("SELECT string_agg(version::text, ',' ORDER BY version) FROM pld_schema") == "1,2,3")
-    #expect(try fixture.psql("SELECT count(*) FROM pld_values WHERE changed_by IS NULL") == "1")
+      try await fixture.psql("SELECT string_agg(version::text, ',' ORDER BY version) FROM pld_schema")
+        == "1,2,3")
+    #expect(try await fixture.psql("SELECT count(*) FROM pld_values WHERE changed_by IS NULL") == "1")
     try await Listeners.expectListening([b], fixture, "the replica listens")
     try await Task.sleep(for: .milliseconds(500))
-    try fixture.psql(Self.writeWithoutNotifying("old", 8))
+    try await fixture.psql(Self.writeWithoutNotifying("old", 8))
     #expect(await eventually { old.value == 8 }, "\(b.log.last(10))")
     #expect(old.version == 2)
-    #expect(try fixture.psql("SELECT count(*) FROM pld_values WHERE changed_by IS NULL") == "1")
+    #expect(try await fixture.psql("SELECT count(*) FROM pld_values WHERE changed_by IS NULL") == "1")
     await b.shutDown()
   }
 
@@ -130,11 +131,11 @@ struct SharedCatchUpTests {
   /// catchUpCost`); it records `POSTGRES catch-up-…` lines in the test figures.
   @Test(.enabled(if: ProcessInfo.processInfo.environment["PLD_MEASURE_CATCH_UP"] != nil))
   func catchUpCostWithTenThousandLiveKeys() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let keys = 10_000
     let b = fixture.replica(listening: false)
     _ = try await b.store.keys()  // the schema
-    try fixture.psql(
+    try await fixture.psql(
       """
       INSERT INTO pld_heads SELECT encode(sha256(convert_to('key-' || i, 'UTF8')), 'hex'), 'key-' || i, 1
       FROM generate_series(1, \(keys)) i;
@@ -208,7 +209,7 @@ struct SharedCatchUpTests {
   /// alone with `PLD_MEASURE_THROUGHPUT=1`.
   @Test(.enabled(if: ProcessInfo.processInfo.environment["PLD_MEASURE_THROUGHPUT"] != nil))
   func writeThroughputOfFourReplicasAgainstRawPostgresNIO() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let replicas = (0..<4).map { _ in fixture.replica() }
     let tasks = 8
     let period = Duration.seconds(5)

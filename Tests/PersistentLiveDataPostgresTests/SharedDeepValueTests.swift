@@ -46,7 +46,7 @@ struct SharedNest: Codable, Sendable, Equatable {
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct SharedDeepValueTests {
   @Test func aValueAtTheLimitIsSharedAndDeeperOnesAreRefusedBeforeTheServer() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let a = fixture.replica()
     for objects in [false, true] {
       let key = objects ? "objects" : "arrays"
@@ -68,7 +68,7 @@ struct SharedDeepValueTests {
       #expect(data.version == 1)
       #expect(data.value == SharedNest(depth: 512, objects: objects))
     }
-    #expect(try fixture.psql("SELECT count(*) FROM pld_values") == "2")
+    #expect(try await fixture.psql("SELECT count(*) FROM pld_values") == "2")
     // Another replica reads the values at the limit back.
     let b = fixture.replica()
     let arrays = try await b.store.liveData("arrays", default: SharedNest(depth: 1, objects: false))

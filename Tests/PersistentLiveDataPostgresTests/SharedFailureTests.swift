@@ -21,129 +21,130 @@ struct SharedFailureTests {
   )
   struct PrivateServer {
     @Test func aRestartWhileOneReplicaWritesLeavesTheOtherOnEveryLatestVersionOnce() async throws {
-      let server = try PostgresTestServer.start()
-      defer { server.stop() }
-      let fixture = try SharedFixture(server: server)
-      var writerOptions = PostgresStoreOptions()
-      // Short, so that a write a restart catches in flight gives up soon; under a sanitizer (everything
-      // several times slower, two cores shared by every suite) a read taking 2 s is no outage.
-      writerOptions.operationTimeout = sanitizerScaled(.seconds(2))
-      // No periodic catch-up on B: it must listen again and catch up by itself after the restart.
-      var listening = PostgresStoreOptions()
-      listening.catchUpInterval = .seconds(600)
-      let a = fixture.replica(options: writerOptions)
-      let b = fixture.replica(options: listening)
-      let catchUp = try await Outage.exercise(
-        fixture: fixture, writer: a, observer: b, keys: (1...4).map { "restart-\($0)" }
-      ) { written in
-        // Three restarts, each while A writes: a read the restart catches in flight may hang.
-        for restart in 1...3 {
-          try await FailureHelpers.blocking { try server.restart() }
-          guard restart < 3 else { break }
-          let before = written[0].version
-          #expect(await eventually { written[0].version >= before + 5 }, "A writes after restart \(restart)")
+      try await withPrivateServer { server in
+        let fixture = try await SharedFixture(server: server)
+        var writerOptions = PostgresStoreOptions()
+        // Short, so that a write a restart catches in flight gives up soon; under a sanitizer (everything
+        // several times slower, two cores shared by every suite) a read taking 2 s is no outage.
+        writerOptions.operationTimeout = sanitizerScaled(.seconds(2))
+        // No periodic catch-up on B: it must listen again and catch up by itself after the restart.
+        var listening = PostgresStoreOptions()
+        listening.catchUpInterval = .seconds(600)
+        let a = fixture.replica(options: writerOptions)
+        let b = fixture.replica(options: listening)
+        let catchUp = try await Outage.exercise(
+          fixture: fixture, writer: a, observer: b, keys: (1...4).map { "restart-\($0)" }
+        ) { written in
+          // Three restarts, each while A writes: a read the restart catches in flight may hang.
+          for restart in 1...3 {
+            try await server.restart()
+            guard restart < 3 else { break }
+            let before = written[0].version
+            #expect(
+              await eventually { written[0].version >= before + 5 }, "A writes after restart \(restart)")
+          }
         }
+        // Asserted (< 5 s) in exercise; nil: not within 20 s.
+        let milliseconds = catchUp.map {
+          $0.components.seconds * 1_000 + $0.components.attoseconds / 1_000_000_000_000_000
+        }
+        // A figure line like the reliability suite's: to PLD_FIGURES_FILE, not among the test output.
+        TestFigures.record("POSTGRES restart-catch-up-ms=\(milliseconds.map(String.init) ?? "over-20000")")
+        await a.shutDown()
+        await b.shutDown()
       }
-      // Asserted (< 5 s) in exercise; nil: not within 20 s.
-      let milliseconds = catchUp.map {
-        $0.components.seconds * 1_000 + $0.components.attoseconds / 1_000_000_000_000_000
-      }
-      // A figure line like the reliability suite's: to PLD_FIGURES_FILE, not among the test output.
-      TestFigures.record("POSTGRES restart-catch-up-ms=\(milliseconds.map(String.init) ?? "over-20000")")
-      await a.shutDown()
-      await b.shutDown()
     }
 
     @Test func aSetWhileTheServerIsDownThrowsInTimeChangesNothingAndTheNextSetIsGapFree() async throws {
-      let server = try PostgresTestServer.start()
-      defer { server.stop() }
-      let fixture = try SharedFixture(server: server)
-      var options = PostgresStoreOptions()
-      options.operationTimeout = .seconds(1)
-      let a = fixture.replica(options: options)
-      let data = try await a.store.liveData("halted", default: "none")
-      try await data.set("before")
-      #expect(data.version == 1)
-      let observed = Recorder<String>()
-      let observer = await FailureHelpers.record(data, into: observed)
-
-      // The test server commits asynchronously (synchronous_commit=off) and halt() stops it like a crash:
-      // what is not yet in the WAL on disk would be lost, schema included. A checkpoint writes it first.
-      try fixture.psql("CHECKPOINT")
-      try await FailureHelpers.blocking { try server.halt() }
-      let operations: [(String, @Sendable () async throws -> Void)] = [
-        ("set", { try await data.set("during") }),
-        ("update", { try await data.update { $0 = "updated" } }),
-        ("history", { _ = try await data.history() }),
-        ("liveData", { _ = try await a.store.liveData("another", default: 0) }),
-      ]
-      for (name, operation) in operations {
-        let started = ContinuousClock.now
-        let error = await #expect(throws: SharedStoreError.self, "\(name) while the server is down") {
-          try await operation()
-        }
-        let elapsed = started.duration(to: .now)
-        // The bound tells "gives up in time" from "hangs": under a sanitizer on two shared cores the
-        // timeout's own task can start seconds late (4.7 s once), so the bound is scaled there.
-        let bound = sanitizerScaled(.seconds(3))
-        #expect(elapsed < bound, "\(name) gave up after \(elapsed), not within \(bound) (timeout 1 s)")
-        if let error {
-          #expect(FailureHelpers.isOutage(error), "\(name): \(error)")
-        }
-        #expect(data.value == "before", "\(name) changed nothing in memory")
+      try await withPrivateServer { server in
+        let fixture = try await SharedFixture(server: server)
+        var options = PostgresStoreOptions()
+        options.operationTimeout = .seconds(1)
+        let a = fixture.replica(options: options)
+        let data = try await a.store.liveData("halted", default: "none")
+        try await data.set("before")
         #expect(data.version == 1)
-      }
-      await MainActor.run {}
-      #expect(observed.all.isEmpty, "no observer heard of a write that failed")
+        let observed = Recorder<String>()
+        let observer = await FailureHelpers.record(data, into: observed)
 
-      try await FailureHelpers.blocking { try server.resume() }
-      let resumed = ContinuousClock.now
-      let kept = try fixture.psql("SELECT count(*) FROM pld_values")
-      #expect(kept == "1", "only the version written before the outage is stored")
-      // The next set should simply work. It can wait for postgres-nio's pool, though, which backs off
-      // between connection attempts while the server is down (100 ms × 1.25ⁿ: about 1 s after this
-      // outage) and so can outlast the 1 s timeout. Then it must have written nothing, and a retry works.
-      var written = false
-      await withKnownIssue(
-        "the first write after the server is back waits out the pool's backoff", isIntermittent: true
-      ) {
-        try await data.set("after")
-        written = true
-      }
-      var unexpected: [String] = []
-      while !written && resumed.duration(to: .now) < .seconds(5) {
-        do {
+        // The test server commits asynchronously (synchronous_commit=off) and halt() stops it like a crash:
+        // what is not yet in the WAL on disk would be lost, schema included. A checkpoint writes it first.
+        try await fixture.psql("CHECKPOINT")
+        try await server.halt()
+        let operations: [(String, @Sendable () async throws -> Void)] = [
+          ("set", { try await data.set("during") }),
+          ("update", { try await data.update { $0 = "updated" } }),
+          ("history", { _ = try await data.history() }),
+          ("liveData", { _ = try await a.store.liveData("another", default: 0) }),
+        ]
+        for (name, operation) in operations {
+          let started = ContinuousClock.now
+          let error = await #expect(throws: SharedStoreError.self, "\(name) while the server is down") {
+            try await operation()
+          }
+          let elapsed = started.duration(to: .now)
+          // The bound tells "gives up in time" from "hangs": under a sanitizer on two shared cores the
+          // timeout's own task can start seconds late (4.7 s once), so the bound is scaled there.
+          let bound = sanitizerScaled(.seconds(3))
+          #expect(elapsed < bound, "\(name) gave up after \(elapsed), not within \(bound) (timeout 1 s)")
+          if let error {
+            #expect(FailureHelpers.isOutage(error), "\(name): \(error)")
+          }
+          #expect(data.value == "before", "\(name) changed nothing in memory")
+          #expect(data.version == 1)
+        }
+        await MainActor.run {}
+        #expect(observed.all.isEmpty, "no observer heard of a write that failed")
+
+        try await server.resume()
+        let resumed = ContinuousClock.now
+        let kept = try await fixture.psql("SELECT count(*) FROM pld_values")
+        #expect(kept == "1", "only the version written before the outage is stored")
+        // The next set should simply work. It can wait for postgres-nio's pool, though, which backs off
+        // between connection attempts while the server is down (100 ms × 1.25ⁿ: about 1 s after this
+        // outage) and so can outlast the 1 s timeout. Then it must have written nothing, and a retry works.
+        var written = false
+        await withKnownIssue(
+          "the first write after the server is back waits out the pool's backoff", isIntermittent: true
+        ) {
           try await data.set("after")
           written = true
-        } catch let error as SharedStoreError where FailureHelpers.isOutage(error) {
-          try await Task.sleep(for: .milliseconds(20))
-        } catch {
-          unexpected.append("\(error)")
-          break
         }
+        var unexpected: [String] = []
+        while !written && resumed.duration(to: .now) < .seconds(5) {
+          do {
+            try await data.set("after")
+            written = true
+          } catch let error as SharedStoreError where FailureHelpers.isOutage(error) {
+            try await Task.sleep(for: .milliseconds(20))
+          } catch {
+            unexpected.append("\(error)")
+            break
+          }
+        }
+        #expect(unexpected.isEmpty)
+        #expect(written, "a set works within 5 s of the server coming back")
+        #expect(data.version == 2, "the next version after the outage follows the last one")
+        #expect(data.value == "after")
+        try await data.set("final")
+        #expect(data.version == 3)
+        let rows = try await fixture.psql(
+          "SELECT string_agg(version::text || '=' || payload, ',' ORDER BY version) FROM pld_values")
+        #expect(rows == #"1="before",2="after",3="final""#, "no write that threw was committed after all")
+        // Deliveries of writes made off the main actor coalesce to the newest: "after" may be skipped when
+        // "final" is committed before the main actor runs its delivery; nothing else may be delivered.
+        #expect(
+          await eventually { observed.all == ["after", "final"] || observed.all == ["final"] },
+          "observers: \(observed.all)")
+        #expect(a.isRunning, "run() outlived the outage: \(a.runOutcome.value ?? "")")
+        observer.cancel()
+        await a.shutDown()
       }
-      #expect(unexpected.isEmpty)
-      #expect(written, "a set works within 5 s of the server coming back")
-      #expect(data.version == 2, "the next version after the outage follows the last one")
-      #expect(data.value == "after")
-      try await data.set("final")
-      #expect(data.version == 3)
-      let rows = try fixture.psql(
-        "SELECT string_agg(version::text || '=' || payload, ',' ORDER BY version) FROM pld_values")
-      #expect(rows == #"1="before",2="after",3="final""#, "no write that threw was committed after all")
-      // Deliveries of writes made off the main actor coalesce to the newest: "after" may be skipped when
-      // "final" is committed before the main actor runs its delivery; nothing else may be delivered.
-      #expect(
-        await eventually { observed.all == ["after", "final"] || observed.all == ["final"] },
-        "observers: \(observed.all)")
-      #expect(a.isRunning, "run() outlived the outage: \(a.runOutcome.value ?? "")")
-      observer.cancel()
-      await a.shutDown()
     }
   }
 
   @Test func aKilledListeningConnectionIsReplacedAndTheReplicaCatchesUp() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     // No periodic catch-up on B: only a new LISTEN and the catch-up after it can bring it up to date.
     var listening = PostgresStoreOptions()
     listening.catchUpInterval = .seconds(600)
@@ -156,7 +157,7 @@ struct SharedFailureTests {
     ) { _ in
       let pids = try await Listeners.settled(fixture, count: 2)
       killed.withLock { $0 = pids }
-      #expect(try Listeners.terminate(pids, fixture) == 2, "both listening connections were terminated")
+      #expect(try await Listeners.terminate(pids, fixture) == 2, "both listening connections were terminated")
       let replaced = try await eventually {
         let now = try await Listeners.pids(fixture)
         return now.count == 2 && now.isDisjoint(with: pids)
@@ -171,7 +172,7 @@ struct SharedFailureTests {
     let quietOnB = try await b.store.liveData("quiet", default: 0)
     try await quietOnA.set(1)
     #expect(await eventually { quietOnB.version == 1 })
-    try fixture.psql(
+    try await fixture.psql(
       """
       WITH head AS (
         UPDATE pld_heads SET version = version + 1 WHERE key = 'quiet' RETURNING key_hash, version)
@@ -180,7 +181,8 @@ struct SharedFailureTests {
       """)
     #expect(quietOnB.version == 1, "nothing told B yet")
     let listeners = try await Listeners.settled(fixture, count: 2)
-    #expect(try Listeners.terminate(listeners, fixture) == 2, "both listening connections were terminated")
+    #expect(
+      try await Listeners.terminate(listeners, fixture) == 2, "both listening connections were terminated")
     #expect(
       await eventually(.seconds(3)) { quietOnB.version == 2 }, "B caught up by version after listening again")
     #expect(quietOnB.value == 2)
@@ -189,10 +191,68 @@ struct SharedFailureTests {
     await b.shutDown()
   }
 
+  /// A listener that lost its connection listens again at once, and catches up on the new one, but that
+  /// catch-up can be slow (a loaded machine, a lock): the session is kept, not given up by the short
+  /// deadline a lease and a LISTEN have. When it was given up, each new attempt sent the same catch-up
+  /// again, and on a slow enough machine no attempt ever finished in time.
+  @Test func aSlowCatchUpAfterAReconnectIsWaitedForAndNotSentAgain() async throws {
+    let fixture = try await SharedFixture()
+    var options = PostgresStoreOptions()
+    options.catchUpInterval = .seconds(600)
+    // Longer than the lock below: the catch-up read waits for it and then succeeds.
+    options.operationTimeout = .seconds(120)
+    let writer = fixture.replica(listening: false)
+    let listener = fixture.replica(options: options)
+    let written = try await writer.store.liveData("slow", default: 0)
+    try await written.set(1)
+    let live = try await listener.store.liveData("slow", default: 0)
+    #expect(live.version == 1)
+    let pids = try await Listeners.settled(fixture, count: 1)
+
+    // Another session locks pld_heads (held until it is terminated), so that the listener's catch-up
+    // query waits for it.
+    let database = fixture.database
+    let server = fixture.server
+    let locker = Task {
+      try? await server.psql(
+        """
+        SET application_name = 'pld-test-locker';
+        BEGIN; LOCK TABLE pld_heads IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(600); COMMIT;
+        """, database: database)
+    }
+    let granted =
+      "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) "
+      + "WHERE a.application_name = 'pld-test-locker' AND l.granted AND l.mode = 'AccessExclusiveLock'"
+    #expect(try await eventually { try await fixture.psql(granted) == "1" }, "the table is locked")
+    #expect(try await Listeners.terminate(pids, fixture) == 1)
+    // Catch-up queries of this database that wait for the lock.
+    let waiting = """
+      SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+        AND application_name <> 'pld-test-locker'
+      """
+    #expect(
+      try await eventually { try await fixture.psql(waiting) != "0" }, "the catch-up waits for the lock")
+    // Several times the first deadline (500 ms): a listener that gave its session up would have sent
+    // the catch-up again by now, each on a connection of its own.
+    try await Task.sleep(for: .seconds(3))
+    #expect(try await fixture.psql(waiting) == "1", "one catch-up waits, sent once")
+
+    _ = try await fixture.psql(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pld-test-locker'")
+    _ = await locker.value
+    // The session that waited listens, and hears the next write.
+    _ = try await Listeners.settled(fixture, count: 1)
+    try await written.set(2)
+    #expect(await eventually { live.version == 2 }, "the listener hears the next write")
+    #expect(listener.isRunning)
+    await writer.shutDown()
+    await listener.shutDown()
+  }
+
   // MARK: Concurrency
 
   @Test func concurrentUpdatesOnTwoReplicasLoseNothing() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let a = fixture.replica()
     let b = fixture.replica()
     let onA = try await a.store.liveData("counter", default: 0)
@@ -224,14 +284,14 @@ struct SharedFailureTests {
     #expect(history.map(\.version) == Array((1...Int64(total)).reversed()), "versions 1 … \(total), no gap")
     let mismatched = history.filter { Int64($0.value) != $0.version }.map(\.version)
     #expect(mismatched.isEmpty, "each update started from the version before it: \(mismatched.prefix(10))")
-    let stored = try fixture.psql("SELECT count(*), max(version) FROM pld_values")
+    let stored = try await fixture.psql("SELECT count(*), max(version) FROM pld_values")
     #expect(stored == "\(total)|\(total)")
     await a.shutDown()
     await b.shutDown()
   }
 
   @Test func sixReplicasStartingTogetherApplyTheSchemaOnce() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let replicas = (0..<6).map { _ in fixture.replica() }
     let failures = Recorder<String>()
     // Each replica's run() and its first use race to prepare the schema.
@@ -249,14 +309,15 @@ struct SharedFailureTests {
     }
     #expect(failures.all.isEmpty)
     try await Listeners.expectListening(replicas, fixture, "every run() got past the schema")
-    let schemaRows = try fixture.psql("SELECT count(*) FROM pld_schema")
+    let schemaRows = try await fixture.psql("SELECT count(*) FROM pld_schema")
     #expect(schemaRows == "3")
-    let versions = try fixture.psql("SELECT string_agg(version::text, ',' ORDER BY version) FROM pld_schema")
+    let versions = try await fixture.psql(
+      "SELECT string_agg(version::text, ',' ORDER BY version) FROM pld_schema")
     #expect(versions == "1,2,3")
-    let tables = try fixture.psql(
+    let tables = try await fixture.psql(
       "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE tablename LIKE 'pld\\_%'")
     #expect(tables == "pld_heads,pld_schema,pld_values")
-    let head = try fixture.psql("SELECT version FROM pld_heads")
+    let head = try await fixture.psql("SELECT version FROM pld_heads")
     #expect(head == "6", "each replica's update counted")
     let outcomes = replicas.compactMap(\.runOutcome.value)
     #expect(outcomes.isEmpty, "run() ended: \(outcomes)")
@@ -266,7 +327,7 @@ struct SharedFailureTests {
   // MARK: Sizes and keys
 
   @Test func largeValuesAndLongKeysReachTheOtherReplicaAndBadKeysAreRefused() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     // No periodic catch-up on B: what arrives, arrives through the notification.
     var listening = PostgresStoreOptions()
     listening.catchUpInterval = .seconds(600)
@@ -311,7 +372,7 @@ struct SharedFailureTests {
         Issue.record("bad key #\(index): expected invalidKey, got \(String(describing: error))")
       }
     }
-    let heads = try fixture.psql("SELECT count(*) FROM pld_heads")
+    let heads = try await fixture.psql("SELECT count(*) FROM pld_heads")
     #expect(heads == "3", "a refused key wrote nothing")
     await a.shutDown()
     await b.shutDown()
@@ -343,7 +404,7 @@ struct SharedFailureTests {
   @Test(.timeLimit(.minutes(5))) func aRowOfANewerTypeIsHandledByEachPolicyAndNeverResetOrDeleted()
     async throws
   {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let key = "note"
     let newer = fixture.replica()
     // Live values of an older build on three replicas, one per policy. No periodic catch-up: a replica's
@@ -434,7 +495,8 @@ struct SharedFailureTests {
     }
     #expect(updateError == tooNew)
     #expect(notes[0].version == 2)
-    let rowsAfterUpdate = try fixture.psql("SELECT count(*) FROM pld_values WHERE key_hash = \(noteHash)")
+    let rowsAfterUpdate = try await fixture.psql(
+      "SELECT count(*) FROM pld_values WHERE key_hash = \(noteHash)")
     #expect(rowsAfterUpdate == "3")
 
     // Under useDefault an update continues from what it holds, above the newer row.
@@ -444,7 +506,7 @@ struct SharedFailureTests {
     #expect(await eventually { newNote.version == 4 }, "the newer build receives it")
     #expect(newNote.value == NoteV2(title: "b!", pinned: false))
 
-    let rows = try fixture.psql(
+    let rows = try await fixture.psql(
       "SELECT string_agg(version || ':' || schema_version, ',' ORDER BY version) FROM pld_values "
         + "WHERE key_hash = \(noteHash)")
     #expect(rows == "1:1,2:1,3:2,4:1", "every row is still there, as it was written")
@@ -680,16 +742,14 @@ enum Listeners {
       sourceLocation: sourceLocation)
   }
 
-  /// The listening connections' backends. psql runs on a thread of its own: polled every few
-  /// milliseconds, it would otherwise hold a cooperative thread the replicas need.
+  /// The listening connections' backends. psql runs on a thread of its own (``SharedFixture/psql(_:)``):
+  /// polled every few milliseconds, it would otherwise hold a cooperative thread the replicas need.
   static func pids(_ fixture: SharedFixture) async throws -> Set<Int> {
-    let text = try await FailureHelpers.blocking {
-      try fixture.psql(
-        """
-        SELECT pid FROM pg_stat_activity
-        WHERE datname = current_database() AND application_name = 'pld-listener'
-        """)
-    }
+    let text = try await fixture.psql(
+      """
+      SELECT pid FROM pg_stat_activity
+      WHERE datname = current_database() AND application_name = 'pld-listener'
+      """)
     return Set(text.split(separator: "\n").compactMap { Int($0) })
   }
 
@@ -712,9 +772,9 @@ enum Listeners {
   }
 
   /// Terminates the given backends; returns how many were terminated.
-  static func terminate(_ pids: Set<Int>, _ fixture: SharedFixture) throws -> Int {
+  static func terminate(_ pids: Set<Int>, _ fixture: SharedFixture) async throws -> Int {
     let list = pids.map(String.init).joined(separator: ",")
-    let text = try fixture.psql(
+    let text = try await fixture.psql(
       "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = ANY('{\(list)}'::int[])")
     return text.split(separator: "\n").filter { $0 == "t" }.count
   }
@@ -751,7 +811,7 @@ enum FailureHelpers {
 
   /// Every key on the fixture's server (keys without "|" or newlines).
   static func stored(_ fixture: SharedFixture) async throws -> [String: StoredKey] {
-    let text = try fixture.psql(
+    let text = try await fixture.psql(
       """
       SELECT h.key, h.version, count(v.version), coalesce(min(v.version), 0), coalesce(max(v.version), 0),
         coalesce(

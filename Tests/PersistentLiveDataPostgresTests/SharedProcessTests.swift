@@ -17,7 +17,7 @@ struct SharedProcessTests {
   static let childLimit = sanitizerScaled(.seconds(120))
 
   @Test func everyVersionAnotherProcessWritesArrivesHereInOrder() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let b = fixture.replica()
     let count = 150
     let data = try await b.store.liveData("from-child", default: 0)
@@ -45,7 +45,7 @@ struct SharedProcessTests {
   }
 
   @Test func anotherProcessObservesEveryVersionWrittenHere() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let a = fixture.replica()
     let data = try await a.store.liveData("to-child", default: 0)
     let count = 100
@@ -62,7 +62,7 @@ struct SharedProcessTests {
   }
 
   @Test func updatesFromTwoOtherProcessesAndThisOneLoseNothing() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let b = fixture.replica()
     let data = try await b.store.liveData("counter", default: 0)
     let perChild = 60
@@ -90,7 +90,7 @@ struct SharedProcessTests {
     #expect(lost.isEmpty, "each update started from the version before it: \(lost.prefix(10))")
     #expect(await eventually { data.version == Int64(total) })
     #expect(data.value == total)
-    let stored = try fixture.psql("SELECT count(*), max(version) FROM pld_values")
+    let stored = try await fixture.psql("SELECT count(*), max(version) FROM pld_values")
     #expect(stored == "\(total)|\(total)", "one row per version, no gap")
     await b.shutDown()
   }
@@ -103,7 +103,7 @@ struct SharedProcessTests {
   /// The child writes one version only: a notification of an earlier version of the key, read just after
   /// the last commit, would bring the last version as well (a read takes the newest row).
   @Test func aVersionWhoseWriterDiedBeforeNotifyingArrivesThroughThePeriodicCatchUp() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     var options = PostgresStoreOptions()
     options.catchUpInterval = .milliseconds(500)
     let a = fixture.replica()
@@ -146,7 +146,8 @@ struct SharedProcessTests {
     #expect(!killed, "the child reached version \(count) in time")
     #expect(child.exitCode == 75, "it died right after the commit: \(lines)")
     #expect(lines == ["committed \(count)"])
-    #expect(try fixture.psql("SELECT max(version) FROM pld_values") == "\(count)", "the version committed")
+    #expect(
+      try await fixture.psql("SELECT max(version) FROM pld_values") == "\(count)", "the version committed")
 
     // The interval, plus a margin for a loaded machine (the whole suite runs at once on two cores).
     let bound = options.catchUpInterval + sanitizerScaled(.milliseconds(4_500))

@@ -10,7 +10,7 @@ import Testing
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct SharedStoreTests {
   @Test func aWriteOnOneReplicaReachesTheOther() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let a = fixture.replica()
     let b = fixture.replica()
     let onA = try await a.store.liveData("greeting", default: "none")
@@ -31,7 +31,7 @@ struct SharedStoreTests {
   }
 
   @Test func versionsAreGapFreeWhicheverReplicaWritesAndSurviveANewReplica() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let a = fixture.replica()
     let b = fixture.replica()
     let onA = try await a.store.liveData("counter", default: 0)
@@ -54,7 +54,7 @@ struct SharedStoreTests {
 
   @MainActor
   @Test func setReturnsAfterTheCommitWithMemoryAndObserversUpdated() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let a = fixture.replica()
     let data = try await a.store.liveData("theme", default: "light")
     var delivered: [String] = []
@@ -62,13 +62,13 @@ struct SharedStoreTests {
     try await data.set("dark")
     // On the main actor, observers were called before set returned; the row is on the server.
     #expect(delivered == ["dark"])
-    #expect(try fixture.psql("SELECT payload FROM pld_values WHERE version = 1") == "\"dark\"")
+    #expect(try await fixture.psql("SELECT payload FROM pld_values WHERE version = 1") == "\"dark\"")
     observer.cancel()
     await a.shutDown()
   }
 
   @Test func aSetThatThrowsChangesNothing() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let a = fixture.replica()
     let data = try await a.store.liveData("number", default: 1.0)
     try await data.set(2.0)
@@ -78,12 +78,12 @@ struct SharedStoreTests {
     #expect(data.version == 1)
     try await data.set(3.0)
     #expect(data.version == 2)
-    #expect(try fixture.psql("SELECT count(*) FROM pld_values") == "2")
+    #expect(try await fixture.psql("SELECT count(*) FROM pld_values") == "2")
     await a.shutDown()
   }
 
   @Test func oneInstancePerKeyAndATypeConflictThrows() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let a = fixture.replica()
     let first = try await a.store.liveData("shared", default: 0)
     let second = try await a.store.liveData("shared", default: 5)
@@ -99,7 +99,7 @@ struct SharedStoreTests {
   }
 
   @Test func historyValueAtAndRollback() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let a = fixture.replica()
     let b = fixture.replica()
     let data = try await a.store.liveData("doc", default: "")
@@ -119,7 +119,7 @@ struct SharedStoreTests {
   }
 
   @Test func changesDeliverEveryVersionFromAnotherReplicaInOrder() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let a = fixture.replica()
     let b = fixture.replica()
     let onA = try await a.store.liveData("events", default: 0)
@@ -142,7 +142,7 @@ struct SharedStoreTests {
   }
 
   @Test func retentionKeepsTheLastVersionsAndChangesReportWhatWasPruned() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let a = fixture.replica(options: PostgresStoreOptions(retention: .last(3)))
     let data = try await a.store.liveData("kept", default: 0)
     for value in 1...8 { try await data.set(value) }
@@ -173,7 +173,7 @@ struct SharedStoreTests {
   }
 
   @Test func aTransactionCommitsEveryKeyOrNone() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let a = fixture.replica()
     let b = fixture.replica()
     let limits = try await a.store.liveData("limits", default: 10)
@@ -206,12 +206,12 @@ struct SharedStoreTests {
       try await a.store.transaction { transaction in try transaction.set(foreign, to: 1) }
     }
     #expect(limits.value == 30)
-    #expect(try fixture.psql("SELECT count(*) FROM pld_values") == "3")
+    #expect(try await fixture.psql("SELECT count(*) FROM pld_values") == "3")
     for replica in [a, b, other] { await replica.shutDown() }
   }
 
   @Test func updateRetriesWhenAnotherReplicaWroteFirst() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let a = fixture.replica()
     let b = fixture.replica(listening: false)
     let onA = try await a.store.liveData("tally", default: 0)
@@ -233,7 +233,7 @@ struct SharedStoreTests {
   }
 
   @Test func replicasStartingTogetherApplyTheSchemaOnce() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let replicas = (0..<6).map { _ in fixture.replica() }
     try await withThrowingTaskGroup(of: Void.self) { group in
       for (index, replica) in replicas.enumerated() {
@@ -241,7 +241,7 @@ struct SharedStoreTests {
       }
       try await group.waitForAll()
     }
-    #expect(try fixture.psql("SELECT count(*) FROM pld_schema") == "3", "each migration once")
+    #expect(try await fixture.psql("SELECT count(*) FROM pld_schema") == "3", "each migration once")
     #expect(replicas.allSatisfy { $0.isRunning })
     for replica in replicas { await replica.shutDown() }
   }
@@ -252,7 +252,7 @@ struct SharedStoreTests {
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct SharedKeyIdentityTests {
   @Test func canonicallyEquivalentSpellingsAreDifferentKeysOnEveryReplica() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let a = fixture.replica()
     let b = fixture.replica()
     let pairs = [

@@ -30,7 +30,7 @@ struct SharedVersionedObservationTests {
   }
 
   @Test func thisReplicasWritesArriveBeforeTheyReturnWithTheirVersionAndTime() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let a = fixture.replica()
     let data = try await a.store.liveData("theme", default: 0)
     let seen = Deliveries()
@@ -48,7 +48,7 @@ struct SharedVersionedObservationTests {
   }
 
   @Test func anotherReplicasWritesArriveCoalescedWithTheirOwnVersionAndTime() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let a = fixture.replica()
     let b = fixture.replica()
     let onA = try await a.store.liveData("counter", default: 0)
@@ -75,7 +75,7 @@ struct SharedVersionedObservationTests {
   /// The version a live value starts from, and one a transaction wrote, reached memory without their
   /// commit time: it is read from the server, then the version is delivered — once.
   @Test func versionsThatReachedMemoryWithoutTheirTimeArriveOnceItIsRead() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let a = fixture.replica()
     let b = fixture.replica()
     let written = try await a.store.liveData("limits", default: 0)
@@ -103,7 +103,7 @@ struct SharedVersionedObservationTests {
   }
 
   @Test func anInactiveOwnerGetsNothingThenTheLatestVersionWhenActiveAgain() async throws {
-    let fixture = try SharedFixture()
+    let fixture = try await SharedFixture()
     let a = fixture.replica()
     let data = try await a.store.liveData("title", default: 0)
     let scope = ScopeLifecycle()

@@ -7,7 +7,7 @@ import Testing
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct SingleImportTests {
   @Test func oneImportRunsAStoreInAServiceGroup() async throws {
-    let client = PostgresClient(configuration: try PostgresTestServer.shared().makeDatabase())
+    let client = PostgresClient(configuration: try await PostgresTestServer.shared().makeDatabase())
     let store = PostgresStore(client: client, options: PostgresStoreOptions(retention: .last(5)))
     let group = ServiceGroup(services: [client, store], logger: Logger(label: "single-import"))
     let running = Task { try await group.run() }

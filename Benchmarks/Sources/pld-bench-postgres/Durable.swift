@@ -205,7 +205,7 @@ enum DurableBenchmark {
   /// up to 72 connections, every task writing its own share of the keys in turn (no key is written by
   /// two tasks).
   private static func writersTable(server: PostgresTestServer, settings: Settings) async throws -> [Row] {
-    var configuration = try server.makeDatabase()
+    var configuration = try await server.makeDatabase()
     configuration.options.maximumConnections = 72
     let replica = Replica(configuration)
     let raw = RawWriter(configuration)
@@ -263,7 +263,7 @@ enum DurableBenchmark {
     guard case .socket(let socket) = server.endpoint else {
       throw BenchError("the replica processes need the server's Unix socket")
     }
-    let configuration = try server.makeDatabase()
+    let configuration = try await server.makeDatabase()
     guard let database = configuration.database else { throw BenchError("no database name") }
     // The schema, before the raw contenders write.
     let setup = Replica(configuration)
@@ -333,7 +333,7 @@ enum DurableBenchmark {
     server: PostgresTestServer, settings: Settings
   ) async throws -> [String: Double] {
     guard let dataDirectory = server.dataDirectory else { return [:] }
-    let configuration = try server.makeDatabase()
+    let configuration = try await server.makeDatabase()
     let replica = Replica(configuration)
     _ = try await replica.store.liveData("schema", default: 0)
     try await replica.client.query(

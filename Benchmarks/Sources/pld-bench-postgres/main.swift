@@ -40,12 +40,14 @@ let jsonPath = arguments.firstIndex(of: "--json").flatMap {
 let server: PostgresTestServer
 do {
   if durable {
-    server = try PostgresTestServer.start(
+    server = try await PostgresTestServer.start(
       durable: true, root: ProcessInfo.processInfo.environment["PLD_BENCH_PG_ROOT"] ?? "/var/tmp")
   } else {
-    server =
-      ProcessInfo.processInfo.environment["PLD_POSTGRES_URL"] != nil
-      ? try PostgresTestServer.shared() : try PostgresTestServer.start()
+    if ProcessInfo.processInfo.environment["PLD_POSTGRES_URL"] != nil {
+      server = try await PostgresTestServer.shared()
+    } else {
+      server = try await PostgresTestServer.start()
+    }
   }
 } catch {
   FileHandle.standardError.write(Data("pld-bench-postgres: \(error)\n".utf8))
@@ -66,7 +68,7 @@ func format(_ value: Double) -> String { String(format: "%.3f", value) }
 
 @MainActor
 func run() async throws {
-  let configuration = try server.makeDatabase()
+  let configuration = try await server.makeDatabase()
   let a = Replica(configuration)
   let b = Replica(configuration)
   let rounds = quick ? 2 : 10
@@ -143,7 +145,7 @@ func run() async throws {
       seen.append(try await b.store.liveData("restart-\(index)", default: 0))
     }
     for round in 1...(quick ? 1 : 5) {
-      try server.restart()
+      try await server.restart()
       let restarted = clock.now
       for data in written {
         while true {
@@ -202,6 +204,6 @@ do {
   }
 } catch {
   FileHandle.standardError.write(Data("pld-bench-postgres: \(error)\n".utf8))
-  server.stop()
+  await server.stop()
   exit(1)
 }

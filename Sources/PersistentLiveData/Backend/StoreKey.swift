@@ -41,3 +41,25 @@ extension Dictionary where Key == StoreKey {
     set { self[StoreKey(key)] = newValue }
   }
 }
+
+extension StoreKey {
+  /// The longest key either store accepts: 1 MiB of UTF-8.
+  package static let maximumLength = 1 << 20
+
+  /// Checks the rules every store has for a key: non-empty, at most ``maximumLength`` bytes of UTF-8.
+  ///
+  /// ```swift
+  /// try StoreKey.validate("settings")   // fine
+  /// try StoreKey.validate("")           // throws PersistentLiveDataError.invalidKey
+  /// ```
+  /// - Throws: ``PersistentLiveDataError/invalidKey(key:reason:)``.
+  package static func validate(_ key: String) throws {
+    if key.isEmpty {
+      throw PersistentLiveDataError.invalidKey(key: key, reason: "a key cannot be empty")
+    }
+    if key.utf8.count > maximumLength {
+      throw PersistentLiveDataError.invalidKey(
+        key: key, reason: "a key can be at most \(maximumLength) bytes of UTF-8")
+    }
+  }
+}

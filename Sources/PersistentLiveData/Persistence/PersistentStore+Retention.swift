@@ -26,7 +26,7 @@ extension PersistentStore {
   public func liveData<Value: Codable & Sendable>(
     _ key: String, default defaultValue: Value, retention: HistoryRetention
   ) throws -> PersistentLiveData<Value> {
-    try Self.validate(key: key)
+    try StoreKey.validate(key)
     try database.recordRetention(retention, key: key)
     return try liveData(key, default: defaultValue)
   }

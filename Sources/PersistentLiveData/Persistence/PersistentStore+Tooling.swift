@@ -9,7 +9,7 @@ extension PersistentStore {
   /// - Parameter schemaVersion: The ``PersistentValue/schemaVersion`` to record (at least 1); nil for
   ///   the schema version of the key's newest version (1 for a new key), read in the write transaction.
   package func setJSON(_ json: Data, forKey key: String, schemaVersion: Int? = nil) throws -> Int64 {
-    try Self.validate(key: key)
+    try StoreKey.validate(key)
     let payload = try Self.canonicalJSON(json, key: key)
     return try writeRaw(payload, key: key, schemaVersion: schemaVersion.map { max(1, $0) })
   }
@@ -27,7 +27,7 @@ extension PersistentStore {
     _ json: Data, forKey key: String, version: Int64, writtenAtMilliseconds: Int64, schemaVersion: Int?,
     attribution: WriteAttribution? = nil
   ) throws {
-    try Self.validate(key: key)
+    try StoreKey.validate(key)
     try attribution?.validate()
     let payload = try Self.canonicalJSON(json, key: key)
     var write = try WriteAttribution.$current.withValue(nil) {
@@ -127,17 +127,6 @@ extension PersistentStore {
           withJSONObject: object, options: [.withoutEscapingSlashes, .fragmentsAllowed]))
     }
   }
-}
-
-/// What a prune deleted, and which keys kept more than asked because of their recorded retention.
-package struct PruneOutcome: Sendable, Equatable {
-  /// The number of rows deleted.
-  package var deleted = 0
-  /// Keys whose recorded retention kept more versions than the prune asked for, with that retention.
-  package var keptByRetention: [StoreKey: HistoryRetention] = [:]
-
-  /// Nothing deleted yet.
-  package init() {}
 }
 
 extension PersistentStore {

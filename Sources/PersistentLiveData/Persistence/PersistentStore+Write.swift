@@ -60,10 +60,10 @@ extension PersistentLiveData {
   public func write(_ newValue: Value) async throws {
     try await database.instrumentation.measure(.write, key: key) {
       let payload = try await Self.encode(newValue, key: key)
-      // Prepared here, carried down to the writer: the writer commits it and never calls back up into
+      // Prepared here, carried down to the writer: the writer inserts it and never calls back up into
       // this live value (only its apply phase moves memory, under the lock, after the commit).
-      let write = try pendingWrite(newValue, payload: payload, expectedVersion: nil, onMainActor: false)
-      try await database.write(isOneWrite: true) { [database] in _ = try database.commit(write) }
+      try await database.write(
+        try pendingWrite(newValue, payload: payload, expectedVersion: nil, onMainActor: false))
     }
   }
 

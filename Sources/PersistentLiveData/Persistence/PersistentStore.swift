@@ -94,7 +94,7 @@ public final class PersistentStore: Sendable {
   public func liveData<Value: Codable & Sendable>(
     _ key: String, default defaultValue: Value
   ) throws -> PersistentLiveData<Value> {
-    try Self.validate(key: key)
+    try StoreKey.validate(key)
     let registry = database.instances
     if let existing = try registry.instance(
       of: PersistentLiveData<Value>.self, for: key, valueType: Value.self)
@@ -195,7 +195,7 @@ public final class PersistentStore: Sendable {
   ///   ``PersistentLiveDataError/invalidKey(key:reason:)``, ``PersistentLiveDataError/storeClosed(path:)``
   ///   or a storage error (read-only, disk full, busy); nothing has changed then.
   public func removeKey(_ key: String) throws {
-    try Self.validate(key: key)
+    try StoreKey.validate(key)
     try database.removeKey(key)
   }
 
@@ -241,20 +241,5 @@ public final class PersistentStore: Sendable {
   public func close() throws {
     try database.refuseInsideTransaction("close")
     database.close()
-  }
-
-  // MARK: Internals
-
-  /// Keys must be non-empty and at most 1 MiB of UTF-8.
-  package static let maximumKeyLength = 1 << 20
-
-  package static func validate(key: String) throws {
-    if key.isEmpty {
-      throw PersistentLiveDataError.invalidKey(key: key, reason: "a key cannot be empty")
-    }
-    if key.utf8.count > maximumKeyLength {
-      throw PersistentLiveDataError.invalidKey(
-        key: key, reason: "a key can be at most \(maximumKeyLength) bytes of UTF-8")
-    }
   }
 }

@@ -138,6 +138,22 @@ package final class ChildProcess: @unchecked Sendable {
     return status
   }
 
+  /// ``readLine()`` for async code: the blocking read runs on a thread of its own, so that waiting for a
+  /// slow child (one built with a sanitizer, on a loaded machine) holds no thread of the cooperative pool.
+  package func readLineOffPool() async -> String? {
+    await withCheckedContinuation { continuation in
+      Thread.detachNewThread { continuation.resume(returning: self.readLine()) }
+    }
+  }
+
+  /// ``wait()`` for async code, on a thread of its own.
+  @discardableResult
+  package func waitOffPool() async -> Int32 {
+    await withCheckedContinuation { continuation in
+      Thread.detachNewThread { continuation.resume(returning: self.wait()) }
+    }
+  }
+
   package func kill(_ signal: Int32) { Glibc.kill(pid, signal) }
 
   /// The exit code if the process exited normally.

@@ -13,19 +13,28 @@ let postgresAvailable = PostgresTestServer.unavailableReason == nil
 /// A fresh database on a test server, and replicas of a service on it: each replica is its own
 /// `PostgresClient` and `PostgresStore`, both running until ``Replica/shutDown()``.
 ///
+/// Every process it runs (psql, and `CREATE DATABASE` through it) is waited for on a thread of its own:
+/// a test that waited on a thread of the cooperative pool would hold one of the two this machine has, and
+/// the replicas' work would wait behind it.
+///
 /// ```swift
-/// let fixture = try SharedFixture()
+/// let fixture = try await SharedFixture()
 /// let a = fixture.replica(), b = fixture.replica()
-/// defer { a.shutDown(); b.shutDown() }
+/// let count = try await fixture.psql("SELECT count(*) FROM pld_values")
+/// await a.shutDown(); await b.shutDown()
 /// ```
 struct SharedFixture: Sendable {
   let server: PostgresTestServer
   let configuration: PostgresClient.Configuration
 
   /// A new database on the shared test server, or on `server`.
-  init(server: PostgresTestServer? = nil) throws {
-    self.server = try server ?? PostgresTestServer.shared()
-    configuration = try self.server.makeDatabase()
+  init(server: PostgresTestServer? = nil) async throws {
+    if let server {
+      self.server = server
+    } else {
+      self.server = try await PostgresTestServer.shared()
+    }
+    configuration = try await self.server.makeDatabase()
   }
 
   /// The name of this fixture's database.
@@ -38,10 +47,34 @@ struct SharedFixture: Sendable {
     Replica(configuration: configuration, options: options, listening: listening)
   }
 
-  /// Runs SQL on this fixture's database with psql.
+  /// Runs SQL on this fixture's database with psql, waited for on a thread of its own.
   @discardableResult
-  func psql(_ sql: String) throws -> String {
-    try server.psql(sql, database: database).trimmingCharacters(in: .whitespacesAndNewlines)
+  func psql(_ sql: String) async throws -> String {
+    try await server.psql(sql, database: database).trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+}
+
+/// Runs `body` with a private server of its own (one it may restart, halt and resume), and stops and
+/// removes the server afterwards, whether `body` returned or threw — awaited, where a
+/// `defer { server.stop() }` would wait for `pg_ctl` on a thread of the cooperative pool.
+///
+/// ```swift
+/// try await withPrivateServer { server in
+///   let fixture = try await SharedFixture(server: server)
+///   try await server.restart()
+/// }
+/// ```
+func withPrivateServer<Result: Sendable>(
+  _ body: (PostgresTestServer) async throws -> Result
+) async throws -> Result {
+  let server = try await PostgresTestServer.start()
+  do {
+    let result = try await body(server)
+    await server.stop()
+    return result
+  } catch {
+    await server.stop()
+    throw error
   }
 }
 

@@ -9,7 +9,7 @@ import Glibc
 /// What the DocC article "The main actor in command-line programs and daemons" and the README's threading
 /// model say, run as real programs: the main actor of a synchronous main.swift that loops with `sleep`
 /// never runs, while `dispatchMain()`, `RunLoop.main.run()` and an async main deliver.
-@Suite struct MainActorInProgramsTests {
+@Suite(.ownThread) struct MainActorInProgramsTests {
   /// Runs `pld-sync-main-child mode` and returns its output lines and exit code.
   func runSyncMainChild(_ mode: String) throws -> (lines: [String], exitCode: Int32?) {
     let executable = ChildProcess.productsFolder.appendingPathComponent("pld-sync-main-child").path

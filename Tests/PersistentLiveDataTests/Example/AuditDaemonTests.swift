@@ -5,7 +5,7 @@ import Testing
 /// Runs the long-running example, `pld-audit`, as a user would: changes made by `pld-tool` from another
 /// process reach both its audit log (`changes(since:)`, every version) and its main-actor observer; SIGTERM
 /// stops it cleanly; a restart resumes after the last audited version.
-@Suite struct AuditDaemonTests {
+@Suite(.ownThread) struct AuditDaemonTests {
   private var daemon: String { ChildProcess.productsFolder.appendingPathComponent("pld-audit").path }
   private var tool: String { ChildProcess.productsFolder.appendingPathComponent("pld-tool").path }
 

@@ -3,7 +3,7 @@ import PLDTestSupport
 import Testing
 
 /// Runs the README's example program, `pld-todo`, as a user would: twice on the same database.
-@Suite struct ExampleProgramTests {
+@Suite(.ownThread) struct ExampleProgramTests {
   private var executable: String { ChildProcess.productsFolder.appendingPathComponent("pld-todo").path }
 
   /// Runs pld-todo; its stderr is captured (not passed through to the test output) and returned.

@@ -8,12 +8,14 @@ import Testing
 @Suite(.timeLimit(deadlockTimeLimit)) struct ChangeLogTests {
   private static let liveKeyCount = 2_000
 
-  private func tool(_ arguments: String...) throws {
+  /// Runs pld-tool and waits for it on a thread of its own (under a sanitizer it takes seconds to start:
+  /// a wait on the cooperative pool would hold one of its two threads meanwhile).
+  private func tool(_ arguments: String...) async throws {
     let child = try ChildProcess(
       ChildProcess.productsFolder.appendingPathComponent("pld-tool").path, arguments,
       mergingStandardError: true)
-    child.wait()
-    #expect(child.exitCode == 0, "pld-tool \(arguments): \(child.readAllLines())")
+    let (lines, _) = await child.finish(within: .seconds(300))
+    #expect(child.exitCode == 0, "pld-tool \(arguments): \(lines)")
   }
 
   /// A store holding `liveKeyCount` live keys `k0`, `k1`, ….
@@ -40,7 +42,7 @@ import Testing
     }
 
     let first = try await keysRead {
-      try tool("set", path, "k7", "70")
+      try await tool("set", path, "k7", "70")
       #expect(await eventually { keys[7].version == 1 }, "another process's version arrived")
     }
     #expect(keys[7].value == 70)
@@ -49,14 +51,14 @@ import Testing
     // This process's own writes, made while no other process reads the log, are not in it.
     for value in 1...50 { try keys[9].set(value) }
     let second = try await keysRead {
-      try tool("set", path, "k10", "100")
+      try await tool("set", path, "k10", "100")
       #expect(await eventually { keys[10].version == 1 })
     }
     #expect(second == 1, "\(store.externalCheckStatistics)")
 
     // A removal by another process is in the log as well.
     let third = try await keysRead {
-      try tool("delete", path, "k7")
+      try await tool("delete", path, "k7")
       #expect(await eventually { keys[7].version == 2 }, "the removal arrived")
     }
     #expect(keys[7].value == 0)
@@ -131,7 +133,7 @@ import Testing
     let b = try store.liveData("b", default: 0)
     #expect(a.value == 1)
     let before = store.externalCheckStatistics.keysRead
-    try tool("set", path, "b", "2")
+    try await tool("set", path, "b", "2")
     #expect(await eventually { b.version == 1 } && b.value == 2)
     #expect(store.externalCheckStatistics.keysRead - before == 1, "b alone, from the log")
     try store.close()
@@ -143,7 +145,7 @@ import Testing
     let (store, keys) = try storeWithManyLiveKeys(path)
     try keys[0].set(1)
     let stream = keys[2].changes(since: 0)
-    for value in 1...5 { try tool("set", path, "k2", "\(value)") }
+    for value in 1...5 { try await tool("set", path, "k2", "\(value)") }
     var seen: [Int64] = []
     for try await change in stream {
       seen.append(change.version)
@@ -172,7 +174,7 @@ import Testing
       // Another writer logs for it: the sqlite3 shell, and pld-tool (itself a reader while it runs).
       try SQLiteCLI.execute(
         path, "INSERT INTO pld_values (key, version, written_at, payload) VALUES ('b', 1, 0, '1')")
-      try tool("set", path, "c", "1")
+      try await tool("set", path, "c", "1")
       #expect(try SQLiteCLI.query(path, "SELECT key FROM pld_change_log ORDER BY seq") == "b\nc")
       try store.close()
     }

@@ -4,7 +4,7 @@ import Testing
 
 @testable import PersistentLiveData
 
-@Suite(.serialized) struct ExternalChangeTests {
+@Suite(.ownThread, .serialized) struct ExternalChangeTests {
   /// The latency is measured by watching `version` from this thread: the store's poller moves it without
   /// the main actor or the cooperative pool, which other suites keep busy while tests run in parallel.
   @MainActor

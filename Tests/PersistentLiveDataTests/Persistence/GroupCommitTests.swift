@@ -11,22 +11,25 @@ extension Persistence {
     struct Refused: Error, Equatable {}
 
     /// Starts a call whose body holds the writer until `count` other calls wait behind it, so that those
-    /// form the next group together; returns once the writer runs it.
-    static func holdWriter(_ store: PersistentStore, untilWaiting count: Int) async -> Task<Void, any Error> {
+    /// form the next group together (or `limit` passed); returns once the writer runs it.
+    static func holdWriter(
+      _ store: PersistentStore, untilWaiting count: Int, within limit: Duration = .seconds(20)
+    ) async -> Task<Void, any Error> {
       let queue = store.database.groupCommit
-      return await holdWriter(store) { queue.pendingCount >= count }
+      return await holdWriter(store, within: limit) { queue.pendingCount >= count }
     }
 
-    /// Starts a call whose body holds the writer until `release` is true (20 s at most); returns once
+    /// Starts a call whose body holds the writer until `release` is true (`limit` at most); returns once
     /// the writer runs it.
     static func holdWriter(
-      _ store: PersistentStore, until release: @escaping @Sendable () -> Bool
+      _ store: PersistentStore, within limit: Duration = .seconds(20),
+      until release: @escaping @Sendable () -> Bool
     ) async -> Task<Void, any Error> {
       let running = Locked(false)
       let task = Task.detached {
         try await store.write {
           running.withLock { $0 = true }
-          let deadline = ContinuousClock.now + .seconds(20)
+          let deadline = ContinuousClock.now + limit
           while !release(), ContinuousClock.now < deadline { usleep(200) }
         }
       }

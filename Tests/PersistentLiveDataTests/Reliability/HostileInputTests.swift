@@ -9,7 +9,7 @@ extension Reliability {
   /// never write: handled with a clear error or a correct round trip, never a crash. (Keys with NUL bytes,
   /// quotes and SQL are covered by Persistence/KeyTests.)
   @Suite struct HostileInputTests {
-    static let limit = PersistentStore.maximumKeyLength  // 1 MiB of UTF-8
+    static let limit = StoreKey.maximumLength  // 1 MiB of UTF-8
 
     static func options() -> StoreOptions {
       var options = StoreOptions()

@@ -11,7 +11,7 @@ import Glibc
 /// The binary against a store another process (here: this test) writes: read commands leave the file
 /// byte-for-byte unchanged and never block or fail the writer; `watch` prints each commit and exits 0
 /// on SIGINT.
-@Suite struct BinaryConcurrencyTests {
+@Suite(.ownThread) struct BinaryConcurrencyTests {
   static let readCommands: [[String]] = [
     ["inspect"], ["inspect", "--json"], ["keys"], ["keys", "--json"], ["get", "settings"],
     ["get", "counter", "--version", "3"], ["history", "counter"], ["history", "settings", "--json"],

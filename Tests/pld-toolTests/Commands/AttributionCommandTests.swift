@@ -7,7 +7,7 @@ import Testing
 
 /// `--author` and `--reason` on the writing commands, and the attribution in what the reading commands
 /// print (API §15).
-@Suite struct AttributionCommandTests {
+@Suite(.ownThread) struct AttributionCommandTests {
   /// What `sqlite3` prints for `sql` on `path` (read-only).
   static func sqlite(_ path: String, _ sql: String) throws -> String {
     let process = Process()

@@ -8,7 +8,7 @@ import Glibc
 #endif
 
 /// `pld-tool serve` run as a real process, asked over real TCP connections.
-@Suite(.serialized) struct ServeCommandTests {
+@Suite(.ownThread, .serialized) struct ServeCommandTests {
   // MARK: - The address and the lifetime
 
   @Test func printsTheAddressFirstAndExitsWithZeroOnSigtermAndSigint() throws {

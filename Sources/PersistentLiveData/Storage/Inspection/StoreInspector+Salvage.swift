@@ -124,7 +124,7 @@ extension StoreInspector {
   /// treats such a row as damage: it never exports what no store wrote.
   private static func misreading(_ row: StoredRow) -> String? {
     do {
-      try PersistentStore.validate(key: row.key)
+      try StoreKey.validate(row.key)
     } catch {
       return "a row that is not a stored version: \(error)"
     }

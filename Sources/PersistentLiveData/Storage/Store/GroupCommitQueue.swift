@@ -24,14 +24,20 @@ internal import Synchronization
 /// }
 /// ```
 final class GroupCommitQueue: Sendable {
-  /// One `write` call: its body and how to report its outcome.
+  /// One `write` call: what it writes and how to report its outcome.
   struct Request: Sendable {
+    /// What a call brings to the writer.
+    enum Work: Sendable {
+      /// One value, prepared (encoded, attributed) by the caller (``PersistentLiveData/write(_:)``): the
+      /// writer inserts it itself, with no savepoint of its own and no call back into the live value.
+      case value(PendingWrite)
+      /// A ``PersistentStore/write(_:)`` body: user code, run inside a savepoint of its own; it keeps its
+      /// result.
+      case body(@Sendable () throws -> Void)
+    }
+
     let id: UInt64
-    /// Whether the body is exactly one write of a value (``PersistentLiveData/write(_:)``): it needs no
-    /// savepoint of its own (``TransactionContext/unguarded(_:)``).
-    var isOneWrite = false
-    /// Runs the body (under the store's lock, inside the call's savepoint) and keeps its result.
-    let run: @Sendable () throws -> Void
+    let work: Work
     /// Resumes the caller: with its result when `error` is nil, otherwise with `error`.
     let finish: @Sendable (_ error: (any Error)?) -> Void
   }

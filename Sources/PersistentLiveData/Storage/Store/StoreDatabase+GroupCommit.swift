@@ -5,38 +5,40 @@ extension StoreDatabase {
   /// Cancelling the calling task withdraws the call if its group has not started; once it has, the write
   /// happens and the result is returned as usual.
   ///
-  /// `isOneWrite`: `body` is exactly one ``commit(_:)`` of a value, nothing else (it then runs without a
-  /// savepoint of its own: ``TransactionContext/unguarded(_:)``).
-  ///
   /// The caller's ``WriteAttribution/current`` is read here, at the call, and is the one in effect while
   /// `body` runs on the writer: each call of a group records its own, never the writer thread's.
-  func write<Result: Sendable>(
-    isOneWrite: Bool = false, _ body: @escaping @Sendable () throws -> Result
-  ) async throws -> Result {
+  func write<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
     try ensureWritable()
     let attribution = try WriteAttribution.validatedCurrent()
-    let attributed: @Sendable () throws -> Result = {
-      try WriteAttribution.$current.withValue(attribution, operation: body)
-    }
-    let id = groupCommit.makeID()
     let result = Locked<Result?>(nil)
-    return try await withTaskCancellationHandler {
-      try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Result, any Error>) in
-        var request = GroupCommitQueue.Request(
-          id: id,
-          run: {
-            result.withLock { $0 = nil }; let value = try attributed(); result.withLock { $0 = value }
-          },
-          finish: { error in
-            if let error {
-              continuation.resume(throwing: error)
-            } else if let value = result.withLock({ $0 }) {
-              continuation.resume(returning: value)
-            } else {
-              continuation.resume(throwing: CancellationError())
-            }
-          })
-        request.isOneWrite = isOneWrite
+    let run: @Sendable () throws -> Void = {
+      result.withLock { $0 = nil }
+      let value = try WriteAttribution.$current.withValue(attribution, operation: body)
+      result.withLock { $0 = value }
+    }
+    try await enqueue(.body(run))
+    // A body that returned has its result; none means the call never ran.
+    guard let value = result.withLock({ $0 }) else { throw CancellationError() }
+    return value
+  }
+
+  /// Commits one prepared value write (``PersistentLiveData/write(_:)``) as part of the next group
+  /// commit: the write travels down to the writer, which inserts it and runs its apply phase; nothing on
+  /// the writer calls back into the live value. Suspends the caller like ``write(_:)``.
+  func write(_ value: PendingWrite) async throws {
+    try ensureWritable()
+    try await enqueue(.value(value))
+  }
+
+  /// Queues `work` for the writer and suspends until its group has ended: returns when its writes
+  /// committed, throws what failed them. Cancellation withdraws a call no group has taken yet.
+  private func enqueue(_ work: GroupCommitQueue.Request.Work) async throws {
+    let id = groupCommit.makeID()
+    try await withTaskCancellationHandler {
+      try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        let request = GroupCommitQueue.Request(id: id, work: work) { error in
+          if let error { continuation.resume(throwing: error) } else { continuation.resume() }
+        }
         groupCommit.enqueue(request) { [self] calls, joining, committed in
           commitGroup(calls, joining: joining, committed: committed)
         }
@@ -46,11 +48,11 @@ extension StoreDatabase {
     }
   }
 
-  /// Commits one group: every call's body in its own savepoint of one transaction — `first`, then the
-  /// calls `joining()` returns until it returns none — one `COMMIT` (one sync), then the apply and notify
-  /// phases for all of them, then each caller resumes. A body that throws undoes only its own writes; a
-  /// failed commit fails every call and changes nothing. `committed()` runs when the transaction has
-  /// ended, before any caller resumes.
+  /// Commits one group in one transaction: each call's prepared value inserted as it is, each call's
+  /// body in a savepoint of its own — `first`, then the calls `joining()` returns until it returns none —
+  /// one `COMMIT` (one sync), then the apply and notify phases for all of them, then each caller resumes.
+  /// A call that throws undoes only its own writes; a failed commit fails every call and changes nothing.
+  /// `committed()` runs when the transaction has ended, before any caller resumes.
   func commitGroup(
     _ first: [GroupCommitQueue.Request], joining: () -> [GroupCommitQueue.Request] = { [] },
     committed: () -> Void = {}
@@ -64,10 +66,11 @@ extension StoreDatabase {
           repeat {
             for request in requests[next...] {
               do {
-                if request.isOneWrite {
-                  try context.unguarded(request.run)
-                } else {
-                  try context.nested(connection: connection, request.run)
+                switch request.work {
+                case .value(let write):
+                  try insert(write, into: context, connection: connection, cache: &state.keyHeads)
+                case .body(let run):
+                  try context.nested(connection: connection, run)
                 }
                 errors.append(nil)
               } catch {

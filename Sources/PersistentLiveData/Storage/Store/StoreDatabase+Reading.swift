@@ -20,9 +20,9 @@ extension StoreDatabase {
   /// Registers a new live instance created from a row read at `changeCount`, and returns the instance
   /// that is live, with the newest row of its key if the store changed since (the caller applies it
   /// after the lock is released).
-  func register<Value>(
-    _ created: PersistentLiveData<Value>, valueType: Value.Type, readAt changeCount: UInt64
-  ) throws -> (PersistentLiveData<Value>, newer: StoredKeyState) {
+  func register<Value, Instance: StoredLiveData<Value>>(
+    _ created: Instance, valueType: Value.Type, readAt changeCount: UInt64
+  ) throws -> (Instance, newer: StoredKeyState) {
     try withConnectionInReadWindow { connection, state in
       let live = try instances.register(created, valueType: valueType)
       guard live === created, state.changeCount != changeCount else { return (live, .never) }

@@ -73,8 +73,6 @@ final class TransactionContext {
   private var savepointDepth = 0
   /// The key heads the transaction's writes read and made (``KeyHeadCache``).
   var keyHeads = TransactionHeads()
-  /// Whether the body running is one write without a savepoint of its own (``unguarded(_:)``).
-  private(set) var isRunningUnguardedWrite = false
 
   /// How many writes the transaction holds so far (those of savepoints rolled back are gone).
   var writeCount: Int { writes.count }
@@ -122,8 +120,8 @@ final class TransactionContext {
 
   /// Runs `body` in a savepoint of its own, rolled back if it throws, and nothing more: the statements
   /// of `body` record no write here (``nested(connection:_:)`` does that bookkeeping). For a value write's
-  /// insert and prune, run while that write holds the transaction's ``keyHeads`` (its caller marks them
-  /// itself when this throws).
+  /// insert and the prune due after it (``StoreDatabase/insert(_:into:connection:cache:)``, which marks
+  /// the heads itself when this throws).
   func savepoint(connection: SQLiteConnection, _ body: () throws -> Void) throws {
     savepointDepth += 1
     defer { savepointDepth -= 1 }
@@ -136,25 +134,6 @@ final class TransactionContext {
     } catch {
       try? connection.execute("ROLLBACK TO pld_savepoint_\(depth)")
       try? connection.execute("RELEASE pld_savepoint_\(depth)")
-      throw error
-    }
-  }
-
-  /// Runs `body` — exactly one write of a ``PendingWrite`` through ``StoreDatabase/commit(_:)``, nothing
-  /// else — without the savepoint ``nested(connection:_:)`` would take: two statements fewer per call of
-  /// a group commit. A write undoes itself when it throws: its checks run before its insert, the insert is
-  /// one statement (SQLite undoes a failed statement), and a prune due after it runs with it in a
-  /// savepoint (see `insertNext`). Its write is recorded only once it succeeded.
-  func unguarded(_ body: () throws -> Void) throws {
-    isRunningUnguardedWrite = true
-    defer { isRunningUnguardedWrite = false }
-    let mark = writes.count
-    do {
-      try body()
-    } catch {
-      // Nothing to undo in the file; the heads are kept out of the cache all the same.
-      keyHeads.isReliable = false
-      writes.removeSubrange(mark...)
       throw error
     }
   }

@@ -15,18 +15,16 @@ extension StoreDatabase {
     // Timed only for a logger: reading the clock twice is a measurable part of a group commit's call.
     let started = options.logger == nil ? nil : ContinuousClock.now
     let (version, outcome) = try withConnection { connection, state -> (Int64, CommitOutcome?) in
+      // A write made by the body of a running transaction (the one re-entry into the lock: user code).
       if let transaction = state.transaction {
-        let committed = try insertNext(
-          write, connection: connection, cache: &state.keyHeads, heads: &transaction.keyHeads,
-          guardingPruneIn: transaction.isRunningUnguardedWrite ? transaction : nil)
-        transaction.record(write, committed: committed)
-        return (committed.version, nil)  // applied when the transaction commits
+        let version = try insert(write, into: transaction, connection: connection, cache: &state.keyHeads)
+        return (version, nil)  // applied when the transaction commits
       }
-      var heads = TransactionHeads()
-      let committed = try insertNext(write, connection: connection, cache: &state.keyHeads, heads: &heads)
-      return (
-        committed.version, try commitAlone(write, committed, heads, connection: connection, state: state)
-      )
+      var version: Int64 = 0
+      let outcome = try inWriteTransaction(connection, state) { context in
+        version = try insert(write, into: context, connection: connection, cache: &state.keyHeads)
+      }
+      return (version, outcome)
     }
     if let logger = options.logger, let started, ContinuousClock.now - started > options.slowWriteThreshold {
       logger.warning(
@@ -39,23 +37,6 @@ extension StoreDatabase {
     }
     if let outcome { notify(outcome) }
     return version
-  }
-
-  /// The commit and apply phases of a write outside a transaction: `insertNext` ran inside `BEGIN`, so
-  /// commit, or roll back on any error.
-  private func commitAlone(
-    _ write: PendingWrite, _ committed: CommittedVersion, _ heads: TransactionHeads,
-    connection: SQLiteConnection, state: WriterState
-  ) throws -> CommitOutcome {
-    do {
-      try instrumentation.measureCommit { try connection.commit() }
-    } catch {
-      connection.rollback()
-      throw error
-    }
-    state.keyHeads.committed(heads, connection: connection)
-    state.noteCommit(connection)
-    return Self.apply(write, committed)
   }
 
   /// The apply phase: memory moves to the committed version (under the lock).
@@ -83,74 +64,81 @@ extension StoreDatabase {
     effect.notifyObservers()
   }
 
-  /// Inserts the next version of `write.key`, taking the newest version inside the write transaction so
-  /// that no two connections or processes ever commit the same (key, version): from `cache` when nothing
-  /// else changed the file since this store last wrote the key, else read from the file. Outside a
-  /// transaction it begins one (`BEGIN IMMEDIATE`) and leaves it open for the caller to commit; if it
-  /// throws, nothing is left open.
+  /// The commit phase of one write, and the only place a version is inserted: inside the running write
+  /// transaction `context`, inserts the next version of `write.key` and records the write in `context`
+  /// (applied when it commits). The newest version is taken inside the write transaction, so that no two
+  /// connections or processes ever commit the same (key, version): from `cache` when nothing else changed
+  /// the file since this store last wrote the key, else read from the file.
   ///
-  /// With `guardingPruneIn`, the write runs without a savepoint of its own
-  /// (``TransactionContext/unguarded(_:)``): the insert undoes itself if it fails (one statement), and
-  /// when a prune is due after it, the two run in a savepoint of `guardingPruneIn`, so that a failed
-  /// prune takes the insert back with it.
-  private func insertNext(
-    _ write: PendingWrite, connection: SQLiteConnection, cache: inout KeyHeadCache,
-    heads: inout TransactionHeads, guardingPruneIn guarding: TransactionContext? = nil
-  ) throws -> CommittedVersion {
-    let ownsTransaction = !connection.isInTransaction
-    if ownsTransaction { try connection.begin(.immediate) }
+  /// A write undoes itself when it throws, with no savepoint of its own on the common path: its checks
+  /// run before its insert, the insert is one statement (SQLite undoes a failed statement), and when a
+  /// prune is due after it, the two run in a savepoint of `context`, so that a failed prune takes the
+  /// insert back with it.
+  ///
+  /// - Returns: The version inserted.
+  /// - Throws: ``VersionConflict`` or a ``PersistentLiveDataError``; nothing of this write is left then.
+  @discardableResult
+  func insert(
+    _ write: PendingWrite, into context: TransactionContext, connection: SQLiteConnection,
+    cache: inout KeyHeadCache
+  ) throws -> Int64 {
     do {
-      let head = try cache.head(of: write.key, in: &heads, connection: connection)
-      let latest = head.latest
-      if let expected = write.expectedVersion, expected != latest {
-        throw VersionConflict(latestVersion: latest)
-      }
-      if let restoring = write.restoring, restoring.version <= latest {
-        throw VersionConflict(latestVersion: latest)
-      }
-      // Only another writer can have pushed a key to the end of the range; trapping on the overflow
-      // would let a file crash the app.
-      guard latest < Int64.max else {
-        throw PersistentLiveDataError.versionsExhausted(key: write.key, path: displayPath)
-      }
-      let schemaVersion =
-        try write.schemaVersion ?? Self.schemaVersion(key: write.key, version: latest, connection: connection)
-      let committed = CommittedVersion(
-        key: write.key, version: write.restoring?.version ?? latest + 1,
-        writtenAtMilliseconds: StoredRow.milliseconds(write.restoring?.writtenAt ?? Date()),
-        schemaVersion: schemaVersion,
-        attribution: write.attribution)
-      let keep = retention(of: head).limit
-      let insertAndPrune = { () throws -> Void in
-        let insert = try connection.cachedStatement(SQL.insert)
-        try insert.bind(write.key, at: 1)
-        try insert.bind(committed.version, at: 2)
-        try insert.bind(committed.writtenAtMilliseconds, at: 3)
-        try insert.bindText(write.payload, at: 4)
-        try insert.bind(Int64(schemaVersion), at: 5)
-        try insert.bind(write.attribution, at: 6)  // NULLs when none: no statement of its own
-        try insert.run()
-        try self.pruneOnWrite(key: write.key, version: committed.version, keep: keep, connection: connection)
-      }
-      if let guarding, let keep, Self.isPruneDue(version: committed.version, keep: keep) {
-        do {
-          // Not `nested`: it would mark the transaction's heads, which `heads` holds right now.
-          try guarding.savepoint(connection: connection, insertAndPrune)
-        } catch {
-          heads.isReliable = false
-          throw error
-        }
-      } else {
-        try insertAndPrune()
-      }
-      cache.wrote(
-        KeyHead(latest: committed.version, recorded: head.recorded), of: write.key, in: &heads,
-        connection: connection)
-      return committed
+      let committed = try insertNext(write, context: context, connection: connection, cache: &cache)
+      context.record(write, committed: committed)
+      return committed.version
     } catch {
-      if ownsTransaction { connection.rollback() }
+      context.keyHeads.isReliable = false  // heads it read or made may not be in the file
       throw error
     }
+  }
+
+  private func insertNext(
+    _ write: PendingWrite, context: TransactionContext, connection: SQLiteConnection,
+    cache: inout KeyHeadCache
+  ) throws -> CommittedVersion {
+    let head = try cache.head(of: write.key, in: &context.keyHeads, connection: connection)
+    let latest = head.latest
+    if let expected = write.expectedVersion, expected != latest {
+      throw VersionConflict(latestVersion: latest)
+    }
+    if let restoring = write.restoring, restoring.version <= latest {
+      throw VersionConflict(latestVersion: latest)
+    }
+    // Only another writer can have pushed a key to the end of the range; trapping on the overflow would
+    // let a file crash the app.
+    guard latest < Int64.max else {
+      throw PersistentLiveDataError.versionsExhausted(key: write.key, path: displayPath)
+    }
+    let schemaVersion =
+      try write.schemaVersion ?? Self.schemaVersion(key: write.key, version: latest, connection: connection)
+    let committed = CommittedVersion(
+      key: write.key, version: write.restoring?.version ?? latest + 1,
+      writtenAtMilliseconds: StoredRow.milliseconds(write.restoring?.writtenAt ?? Date()),
+      schemaVersion: schemaVersion,
+      attribution: write.attribution)
+    let keep = retention(of: head).limit
+    let insert = { () throws -> Void in
+      let insert = try connection.cachedStatement(SQL.insert)
+      try insert.bind(write.key, at: 1)
+      try insert.bind(committed.version, at: 2)
+      try insert.bind(committed.writtenAtMilliseconds, at: 3)
+      try insert.bindText(write.payload, at: 4)
+      try insert.bind(Int64(schemaVersion), at: 5)
+      try insert.bind(write.attribution, at: 6)  // NULLs when none: no statement of its own
+      try insert.run()
+    }
+    if let keep, Self.isPruneDue(version: committed.version, keep: keep) {
+      try context.savepoint(connection: connection) {
+        try insert()
+        try self.prune(key: write.key, through: committed.version - keep, connection: connection)
+      }
+    } else {
+      try insert()
+    }
+    cache.wrote(
+      KeyHead(latest: committed.version, recorded: head.recorded), of: write.key, in: &context.keyHeads,
+      connection: connection)
+    return committed
   }
 
   /// The schema version of `version` of `key`; 1 when there is no such row (a new key).
@@ -162,13 +150,13 @@ extension StoreDatabase {
     return try statement.step() ? Int(clamping: statement.int64(0)) : 1
   }
 
-  /// Applies the key's retention (its recorded one, else the store's option): old versions are deleted
-  /// in batches, so that retention adds a small constant to the average write.
-  private func pruneOnWrite(key: String, version: Int64, keep: Int64?, connection: SQLiteConnection) throws {
-    guard let keep, Self.isPruneDue(version: version, keep: keep) else { return }
+  /// Applies the key's retention (its recorded one, else the store's option): the versions up to
+  /// `version` are deleted, in batches (``isPruneDue(version:keep:)``), so that retention adds a small
+  /// constant to the average write.
+  private func prune(key: String, through version: Int64, connection: SQLiteConnection) throws {
     let prune = try connection.cachedStatement(SQL.prune)
     try prune.bind(key, at: 1)
-    try prune.bind(version - keep, at: 2)
+    try prune.bind(version, at: 2)
     try prune.run()
   }
 
