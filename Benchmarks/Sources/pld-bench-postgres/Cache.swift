@@ -75,7 +75,7 @@ enum CacheBenchmark {
   }
 
   static func run(server: PostgresTestServer, quick: Bool) async throws {
-    let configuration = try server.makeDatabase()
+    let configuration = try await server.makeDatabase()
     let folder = NSTemporaryDirectory() + "pld-bench-cache-\(UUID().uuidString)"
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: folder) }
