@@ -38,7 +38,8 @@ public final class PostgresStore: Service, Sendable {
   ///
   /// Without it a replica sees only its own writes. A server that is down when it starts, or goes away
   /// later, is waited for (``PostgresStoreOptions/reconnectDelay``); it throws only for a schema this
-  /// library cannot use.
+  /// library cannot use. When it ends, the local cache (``PostgresStoreOptions/localCachePath``) holds
+  /// every version this replica saw.
   ///
   /// ```swift
   /// let group = ServiceGroup(services: [client, store], logger: logger)
@@ -54,17 +55,27 @@ public final class PostgresStore: Service, Sendable {
       }
     } catch {
       await database.notifier.flush(within: .seconds(1))
+      database.cache?.flush()
       throw error
     }
     // After a graceful shutdown, the notifications of the last writes go out before the client stops (a
     // ServiceGroup stops the store before the client listed before it). A cancelled task waits for none.
     await database.notifier.flush(within: .seconds(1))
+    // And the local cache holds the last versions this replica saw.
+    database.cache?.flush()
   }
 
   /// The one live value of `key`, starting from its latest version on the server (or `defaultValue` at
   /// version 0).
   ///
   /// Asking again with the same `Value` type returns the same object while it is alive.
+  ///
+  /// With a local cache (``PostgresStoreOptions/localCachePath``) that holds the key, a server that does
+  /// not answer within a few milliseconds (stopped, halted, unreachable) is not waited for: the live value
+  /// starts from the cached version, ``SharedLiveData/isStale`` true, and moves to the server's newest
+  /// version once the server answers (``run()`` catches it up). Without a cache, or for a key the cache
+  /// does not hold, a server that does not answer makes this throw within
+  /// ``PostgresStoreOptions/operationTimeout``.
   ///
   /// ```swift
   /// let limits = try await store.liveData("rate-limits", default: RateLimits())
@@ -95,22 +106,95 @@ public final class PostgresStore: Service, Sendable {
     let noticed = database.changeSignal.generation
     // Nor a write whose notification never came: the periodic catch-up looks from before this read.
     let horizon = database.changeFeed.horizon
-    let latest = try await database.latestRow(key: key)
+    let first = try await firstRead(of: key)
     var history: [StoredRow] = []
-    if let latest, database.options.onUndecodable == .lastDecodable, (try? decoding.decode(latest)) == nil {
-      history = try await database.history(key: key, limit: nil)
+    if let latest = first.latest, database.options.onUndecodable == .lastDecodable,
+      (try? decoding.decode(latest)) == nil
+    {
+      history =
+        first.isCached
+        ? database.cache?.history(key: key) ?? [] : try await database.history(key: key, limit: nil)
     }
-    let (value, version) = try decoding.restore(latest: latest, default: defaultValue) { history }
-    let created = SharedLiveData(value: value, version: version, database: database, decoding: decoding)
+    let (value, version) = try decoding.restore(latest: first.latest, default: defaultValue) { history }
+    let created = SharedLiveData(
+      value: value, version: version, database: database, decoding: decoding, isStale: first.isCached)
     database.remember(key: key, hash: created.keyHash)
     let live = try registry.register(created, valueType: Value.self)
     database.changeFeed.lower(to: horizon)
-    if live === created, database.changeSignal.generation != noticed,
+    guard live === created else { return live }
+    if case .cached(_, let pending?) = first {
+      // The server's answer, when it comes, replaces the cached version (never with an older one).
+      Task {
+        do {
+          if let newest = try await pending.value {
+            live.receive(newest, onMainActor: false).notifyObservers()
+          }
+          live.confirm()
+        } catch {
+          // The listener's catch-up confirms the key once the server answers.
+        }
+      }
+    } else if !first.isCached, database.changeSignal.generation != noticed,
       let newer = try await database.latestRow(key: key)
     {
       live.receive(newer, onMainActor: false).notifyObservers()
     }
     return live
+  }
+
+  /// Whether the store's last attempt to reach the server — a call, the listener, a catch-up —
+  /// succeeded; false before the first one.
+  ///
+  /// It changes as calls succeed or fail; the events ``events()`` gives say when:
+  /// `StoreEvent.serverUnreachable(reason:)` and `StoreEvent.serverReachable`.
+  ///
+  /// ```swift
+  /// if !store.isServerReachable { banner.show("Settings may be out of date") }
+  /// ```
+  public var isServerReachable: Bool { database.reachability.isReachable }
+
+  /// How long ``liveData(_:default:)`` waits for the server before it opens a cached key from the cache.
+  static let cacheGrace = Duration.milliseconds(20)
+
+  /// Where a new live value starts: the server's newest row of the key, or the cache's (with the
+  /// server's read still running, when it did not answer within the grace).
+  private enum FirstRead {
+    case server(StoredRow?)
+    case cached(StoredRow, pending: Task<StoredRow?, any Error>?)
+
+    var latest: StoredRow? {
+      switch self {
+      case .server(let row): row
+      case .cached(let row, _): row
+      }
+    }
+
+    var isCached: Bool {
+      if case .cached = self { true } else { false }
+    }
+  }
+
+  /// Reads `key` from the server; with a cache that holds it, from the cache when the server is known
+  /// not to answer, or does not answer within ``cacheGrace``.
+  private func firstRead(of key: String) async throws -> FirstRead {
+    guard let cache = database.cache, let cached = cache.latestRow(key: key) else {
+      return .server(try await database.latestRow(key: key))
+    }
+    let reachability = database.reachability
+    // The server did not answer a moment ago: no new wait for it (a thousand keys would wait a thousand
+    // times); the listener's catch-up confirms the key.
+    if reachability.isDoubtful { return .cached(cached, pending: nil) }
+    let database = database
+    let read = Task { try await database.latestRow(key: key) }
+    do {
+      return .server(try await withDeadline(Self.cacheGrace, operation: "read") { try await read.value })
+    } catch SharedStoreError.timedOut(let operation, _) where operation == "read" {
+      // Not answered in time (the read's own timeout is far longer): it goes on in the background.
+      reachability.noteUnanswered()
+      return .cached(cached, pending: read)
+    } catch SharedStoreError.serverUnavailable {
+      return .cached(cached, pending: nil)
+    }
   }
 
   /// Every key written on the server, by any replica, sorted.
@@ -222,6 +306,7 @@ public final class SharedTransaction {
         data.commitTimes.record(
           committed.version, milliseconds: committed.writtenAtMilliseconds, attribution: committed.attribution
         )
+        data.confirm()
         return data.advance(to: value, version: committed.version, onMainActor: onMainActor)
       })
   }

@@ -35,6 +35,22 @@ public struct PostgresStoreOptions: Sendable {
   /// options.tracesKeys = true
   /// ```
   public var tracesKeys: Bool = false
+  /// Path of an SQLite store file (created if missing) where this replica keeps the latest committed
+  /// version it has seen of every key it opened. nil (the default): no cache, as before.
+  ///
+  /// With a cache, ``PostgresStore/liveData(_:default:)`` of a key the file holds answers at once from it
+  /// when the server does not answer within a few milliseconds — stopped, halted, or not answering at its
+  /// address — with ``SharedLiveData/isStale`` true until the server confirms the key. Writes still go to
+  /// the server only, and throw while it is away. The file is an ordinary store file of this library
+  /// (`pld-tool keys`, `get` and `history` read it), under the server's version numbers. One that cannot
+  /// be used is set aside (`StoreEvent.localCacheSetAside(path:reason:)`) and the store works without.
+  /// Give each replica a file of its own. See the article "Serving while the server is away".
+  ///
+  /// ```swift
+  /// var options = PostgresStoreOptions()
+  /// options.localCachePath = "/var/lib/checkout/shared-cache.sqlite"
+  /// ```
+  public var localCachePath: String?
 
   /// Options with the given retention, decode-failure policy and logger.
   ///

@@ -58,10 +58,13 @@ final class SharedDatabase: Sendable {
   let instrumentation: StoreInstrumentation
   /// Whether the last attempt to reach the server succeeded (`pld.postgres.reachable`).
   let reachability: ServerReachability
+  /// The local copy of the keys this replica opened (``PostgresStoreOptions/localCachePath``); nil
+  /// without one.
+  let cache: SharedCache?
   /// The hash of every key that had a live value, to find the key of a notification that carried only
   /// the hash (a key too long for the payload).
   private let keysByHash = Locked<[String: String]>([:])
-  private let schemaTask = Locked<Task<Void, any Error>?>(nil)
+  private let schemaTask = Locked<(task: Task<Void, any Error>, started: ContinuousClock.Instant)?>(nil)
   private let schemaReady = Locked(false)
   /// The latest version of a key that its live value could not decode (its value stays behind).
   private let undecodable = Locked<[StoreKey: Int64]>([:])
@@ -82,7 +85,10 @@ final class SharedDatabase: Sendable {
     self.client = client
     self.options = options
     instrumentation = StoreInstrumentation(backend: .postgresql, tracesKeys: options.tracesKeys)
-    reachability = ServerReachability(gauge: instrumentation.metrics?.reachable)
+    reachability = ServerReachability(
+      gauge: instrumentation.metrics?.reachable, events: events, logger: options.logger)
+    let events = events
+    cache = options.localCachePath.map { SharedCache(path: $0, logger: options.logger, events: events) }
     notifier = SharedNotifier(
       client: client, timeout: options.operationTimeout, logger: options.logger ?? SharedSchema.quiet)
   }
@@ -92,28 +98,40 @@ final class SharedDatabase: Sendable {
   // MARK: Schema
 
   /// Applies the migrations once per store (again after a failure).
+  ///
+  /// A caller waits at most ``PostgresStoreOptions/operationTimeout``, like for any call: a replica
+  /// started while the server is down fails its first call in that time, not in a minute. The migration
+  /// itself goes on after a caller gave up, and is waited for by the next one: creating tables may take
+  /// longer than an ordinary call (a loaded server, a lock held by another replica that migrates). Only
+  /// one that failed, or has not finished within ``longestMigration``, is started again.
   func ensureSchema() async throws {
     if schemaReady.withLock({ $0 }) { return }
-    let task = schemaTask.withLock { task -> Task<Void, any Error> in
-      if let task { return task }
+    let now = ContinuousClock.now
+    let longest = max(options.operationTimeout, Self.longestMigration)
+    let task = schemaTask.withLock { running -> Task<Void, any Error> in
+      if let running, now - running.started < longest { return running.task }
+      running?.task.cancel()
       let created = Task { [client, options] in
         try await SharedSchema.apply(client: client, logger: options.logger)
       }
-      task = created
+      running = (created, now)
       return created
     }
     do {
-      // Creating tables may take longer than an ordinary call (a loaded server, a lock held by another
-      // replica that migrates): at least a minute.
-      try await bounded("prepare the schema", timeout: max(options.operationTimeout, .seconds(60))) {
-        try await task.value
-      }
+      try await bounded("prepare the schema") { try await task.value }
       schemaReady.withLock { $0 = true }
     } catch {
-      schemaTask.withLock { if $0 == task { $0 = nil } }
+      // A migration still running (this caller ran out of time) is waited for by the next one.
+      if case SharedStoreError.timedOut = error {
+      } else {
+        schemaTask.withLock { if $0?.task == task { $0 = nil } }
+      }
       throw error
     }
   }
+
+  /// How long a migration may run before a caller starts it again.
+  static let longestMigration = Duration.seconds(60)
 
   // MARK: Keys
 
@@ -168,6 +186,15 @@ final class SharedDatabase: Sendable {
       }
     }
     guard let committed else { return nil }
+    if let cache {
+      for (write, version) in zip(writes, committed) {
+        cache.record(
+          StoredRow(
+            key: write.key, version: version.version, writtenAtMilliseconds: version.writtenAtMilliseconds,
+            payload: Data(write.payload.utf8), schemaVersion: write.schemaVersion,
+            attribution: write.attribution))
+      }
+    }
     SharedStoreTestHooks.afterCommitBeforeNotify.withLock { $0 }?(committed.map(\.version))
     notifier.send(
       zip(writes, committed).map { SharedNotification(write: $0, version: $1.version, origin: origin) })
@@ -191,8 +218,12 @@ final class SharedDatabase: Sendable {
 
   /// The newest row of `key`; nil if it was never written.
   func latestRow(key: String, via route: ReadRoute = .pool) async throws -> StoredRow? {
-    try await rows(SharedStatements.latest(keyHash: KeyHash.of(key)), key: key, operation: "read", via: route)
-      .first
+    let row = try await rows(
+      SharedStatements.latest(keyHash: KeyHash.of(key)), key: key, operation: "read", via: route
+    ).first
+    // Only live keys are read this way: the cache keeps what the server said of them.
+    if let row { cache?.record(row) }
+    return row
   }
 
   /// The row of `key` at `version`; nil if it was never written or was pruned.

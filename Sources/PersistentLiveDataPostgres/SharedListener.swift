@@ -86,7 +86,7 @@ struct SharedListener: Sendable {
         }
       } catch {
         if Task.isCancelled { return }
-        database.reachability.record(reached: false)
+        database.reachability.record(reached: false, reason: SharedDatabase.describe(error))
         failures += 1
         if case SharedStoreError.timedOut = error { slow += 1 }
         if failures == 1 {
@@ -241,7 +241,18 @@ struct SharedListener: Sendable {
       else { continue }
       try await bringUp(instance, via: route)
     }
+    try await confirmStaleKeys(via: route)
     feed.end(horizon: horizon)
+  }
+
+  /// Compares the live keys that started from the local cache and were not confirmed since with the
+  /// server, and reads those that are behind: a key opened from the cache after the last full comparison
+  /// is current within one interval of the server's return, even if nothing changed it there.
+  private func confirmStaleKeys(via route: ReadRoute) async throws {
+    guard database.cache != nil else { return }
+    let stale = database.registry.liveInstances.filter { ($0 as? any SharedStaleness)?.isStale == true }
+    guard !stale.isEmpty else { return }
+    try await compare(stale, via: route)
   }
 
   /// Compares every live key's version with the server's and reads those that are behind.
@@ -254,6 +265,12 @@ struct SharedListener: Sendable {
     let live = database.registry.liveInstances
     database.changeSignal.signal()
     guard !live.isEmpty else { return }
+    try await compare(live, via: route)
+  }
+
+  /// Reads those of `live` that are behind the server, and confirms every one of them (the server
+  /// answered for each).
+  private func compare(_ live: [any StoredLiveValue], via route: ReadRoute) async throws {
     let byHash = Dictionary(live.map { (KeyHash.of($0.key), $0) }, uniquingKeysWith: { first, _ in first })
     let heads = try await database.heads(of: Array(byHash.keys), via: route)
     for (hash, version) in heads {
@@ -262,6 +279,7 @@ struct SharedListener: Sendable {
       else { continue }
       try await bringUp(instance, via: route)
     }
+    for instance in live { (instance as? any SharedStaleness)?.confirm() }
   }
 
   /// Handles one notification: `VERSION ORIGIN k KEY` or `VERSION ORIGIN h HASH`. This store's own
@@ -280,8 +298,12 @@ struct SharedListener: Sendable {
   }
 
   private func bringUp(_ instance: any StoredLiveValue, via route: ReadRoute) async throws {
-    guard let row = try await database.latestRow(key: instance.key, via: route) else { return }
+    guard let row = try await database.latestRow(key: instance.key, via: route) else {
+      (instance as? any SharedStaleness)?.confirm()
+      return
+    }
     instance.receive(row, onMainActor: false).notifyObservers()
+    (instance as? any SharedStaleness)?.confirm()
     // A version this replica cannot decode is logged once, not at every catch-up.
     if instance.version < row.version { database.noteUndecodable(key: instance.key, version: row.version) }
   }

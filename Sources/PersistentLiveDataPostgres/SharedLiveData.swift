@@ -21,10 +21,16 @@ public final class SharedLiveData<Value: Codable & Sendable>: StoredLiveData<Val
 
   let keyHash: String
   let database: SharedDatabase
+  /// Whether the value came from the local cache and the server has not confirmed the key since.
+  private let staleness: Locked<Bool>
 
-  init(value: Value, version: Int64, database: SharedDatabase, decoding: StoredValueDecoding<Value>) {
+  init(
+    value: Value, version: Int64, database: SharedDatabase, decoding: StoredValueDecoding<Value>,
+    isStale: Bool = false
+  ) {
     keyHash = KeyHash.of(decoding.key)
     self.database = database
+    staleness = Locked(isStale)
     // Commit times are fetched from the server for a version that reached memory without its time.
     let commitTimes = CommitTimes(
       source: .fetched { [database, key = decoding.key] version in
@@ -109,6 +115,7 @@ public final class SharedLiveData<Value: Codable & Sendable>: StoredLiveData<Val
       let newest = try decoding.reload(row, current: value)
       commitTimes.record(row.version, milliseconds: row.writtenAtMilliseconds, attribution: row.attribution)
       advance(to: newest, version: row.version, onMainActor: onMainActor).notifyObservers()
+      confirm()
     }
   }
 
@@ -207,7 +214,26 @@ public final class SharedLiveData<Value: Codable & Sendable>: StoredLiveData<Val
     return AsyncThrowingStream(unfolding: { try await reader.next() })
   }
 
+  /// True while `value` came from the local cache and the server has not confirmed this key since.
+  ///
+  /// Only a store with a local cache (``PostgresStoreOptions/localCachePath``) makes stale values: when
+  /// ``PostgresStore/liveData(_:default:)`` found the server away and started from the cached version.
+  /// It turns false when the server answers for the key — the first read, the listener's catch-up
+  /// (within ``PostgresStoreOptions/catchUpInterval`` of the server's return while
+  /// ``PostgresStore/run()`` runs), or a write that commits.
+  ///
+  /// ```swift
+  /// let flags = try await store.liveData("feature-flags", default: FeatureFlags())
+  /// if flags.isStale { logger.notice("feature flags from the local cache, v\(flags.version)") }
+  /// ```
+  public var isStale: Bool { staleness.withLock { $0 } }
+
   // MARK: Internals
+
+  /// The server answered for this key: the value is no longer stale.
+  func confirm() {
+    staleness.withLock { $0 = false }
+  }
 
   private func encode(_ value: Value) throws -> String {
     String(decoding: try ValueCodec.encode(value, key: key), as: UTF8.self)
@@ -230,7 +256,17 @@ public final class SharedLiveData<Value: Codable & Sendable>: StoredLiveData<Val
     var effect = advance(to: newValue, version: committed.version, onMainActor: onMainActor)
     // A catch-up may have brought this version in first: observers still hear of it before this returns.
     if effect.isEmpty { effect = pendingDelivery(onMainActor: onMainActor) }
+    confirm()
     effect.notifyObservers()
     database.changeSignal.signal()
   }
 }
+
+/// A live value that may have started from the local cache: what the listener confirms after reading
+/// the server (the listener sees live values as `StoredLiveValue`s of any type).
+protocol SharedStaleness: AnyObject {
+  var isStale: Bool { get }
+  func confirm()
+}
+
+extension SharedLiveData: SharedStaleness {}

@@ -10,9 +10,14 @@
 //   GET  /flags              every flag, as JSON: {"new-checkout":true}
 //   POST /flags/NAME/on      turns a flag on (an `update` of the shared key "feature-flags")
 //   POST /flags/NAME/off     turns it off
+//   GET  /status             {"stale":false,"serverReachable":true}: whether the flags come from the cache
 //   GET  /metrics            the store's metrics (and any other swift-metrics series) in Prometheus's format
 //
 // Run several replicas on one database: a flag turned on through one is served by all of them at once.
+//
+// With PLD_FLAGS_CACHE=PATH in the environment, the replica keeps the flags it served in a local cache file
+// (`PostgresStoreOptions.localCachePath`): restarted while PostgreSQL is down, it serves the last flags it
+// saw (GET /status says "stale":true until the server confirms them), and refuses changes (503).
 // It prints "listening on 127.0.0.1:PORT" once it serves, and stops on SIGINT or SIGTERM.
 import CoreMetrics
 import Foundation
@@ -60,7 +65,10 @@ MetricsSystem.bootstrap(metricsFactory)
 
 let logger = Logger(label: "pld-flags")
 let client = PostgresClient(configuration: postgres)
-let store = PostgresStore(client: client, options: PostgresStoreOptions(logger: logger))
+var storeOptions = PostgresStoreOptions(logger: logger)
+storeOptions.localCachePath = ProcessInfo.processInfo.environment["PLD_FLAGS_CACHE"]
+storeOptions.operationTimeout = .seconds(2)  // an answer, or an error, while the server is away
+let store = PostgresStore(client: client, options: storeOptions)
 
 /// The live flags, asked for once and kept: every replica then serves them from memory, and the store keeps
 /// them current with the other replicas' writes (a live value nobody holds is let go).
@@ -92,13 +100,26 @@ router.get("/flags") { _, _ -> Response in
     status: .ok, headers: [.contentType: "application/json"],
     body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
 }
+router.get("/status") { _, _ -> Response in
+  // Whether the flags served are confirmed by the server, and whether it answers.
+  let flags = try await liveFlags.get()
+  let json = try JSONEncoder().encode(
+    ["stale": flags.isStale, "serverReachable": store.isServerReachable])
+  return Response(
+    status: .ok, headers: [.contentType: "application/json"],
+    body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
+}
 router.post("/flags/:name/:state") { _, context -> Response in
   let name = try context.parameters.require("name")
   guard let state = ["on": true, "off": false][try context.parameters.require("state")] else {
     return Response(status: .notFound)
   }
   let flags = try await liveFlags.get()
-  try await flags.update { $0[name] = state }
+  do {
+    try await flags.update { $0[name] = state }
+  } catch is SharedStoreError {
+    return Response(status: .serviceUnavailable)  // the server is away: nothing changed
+  }
   return Response(status: .noContent)
 }
 

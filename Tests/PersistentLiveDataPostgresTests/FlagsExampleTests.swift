@@ -61,7 +61,9 @@ struct FlagsExampleTests {
     let port: Int
   }
 
-  static func start(_ fixture: SharedFixture) async throws -> Running {
+  static func start(
+    _ fixture: SharedFixture, environment extra: [String: String] = [:]
+  ) async throws -> Running {
     let endpoint: String
     switch fixture.server.endpoint {
     case .socket(let path): endpoint = path
@@ -69,6 +71,7 @@ struct FlagsExampleTests {
     }
     var environment: [String: String] = [:]
     if let password = fixture.server.password { environment["PLD_FLAGS_PASSWORD"] = password }
+    environment.merge(extra) { _, new in new }
     let process = try ChildProcess(
       ChildProcess.productsFolder.appendingPathComponent("pld-flags").path,
       [endpoint, fixture.server.username, fixture.database, "0"], environment: environment)

@@ -17,6 +17,8 @@ import PostgresNIO
 // `--durable` runs the scaling tables instead (Durable.swift) on a durable server it starts itself (fsync,
 // synchronous_commit and full_page_writes on) in a folder on the disk: PLD_BENCH_PG_ROOT, else /var/tmp.
 // `--json PATH` (with `--durable`) also writes its figures as JSON, for chart-postgres.py.
+// `--cache` runs the local cache's figures instead (Cache.swift): opening from the cache with the server
+// halted, time to current after it returns, and what the cache adds to a `set`.
 // `--replica-child …` is internal: one replica process of the durable run's replica table.
 
 let arguments = CommandLine.arguments
@@ -195,6 +197,8 @@ func rawSet(client: PostgresClient, key: String, payload: String) async throws -
 do {
   if durable {
     try await DurableBenchmark.run(server: server, quick: quick, jsonPath: jsonPath)
+  } else if arguments.contains("--cache") {
+    try await CacheBenchmark.run(server: server, quick: quick)
   } else {
     try await run()
   }

@@ -31,6 +31,29 @@ public enum StoreEvent: Sendable, Equatable {
   /// ```
   case restoredPastUndecodable(
     key: String, version: Int64, startedFrom: Int64?, error: PersistentLiveDataError)
+  /// A shared store's server stopped answering: a call, its listener or a catch-up could not reach it.
+  /// Writes throw until ``serverReachable`` comes; live values keep their last versions (from the local
+  /// cache too, if the store has one).
+  ///
+  /// ```swift
+  /// case .serverUnreachable(let reason): status.degraded(reason)
+  /// ```
+  case serverUnreachable(reason: String)
+  /// A shared store reached its server again after ``serverUnreachable(reason:)``; the listener catches
+  /// every live value up.
+  ///
+  /// ```swift
+  /// case .serverReachable: status.healthy()
+  /// ```
+  case serverReachable
+  /// A shared store's local cache file could not be used — damaged, foreign, of a newer schema, locked
+  /// by another process or not writable — and was set aside: left as it is, not read nor written again
+  /// by this store, which works without a cache from then on.
+  ///
+  /// ```swift
+  /// case .localCacheSetAside(let path, let reason): alert("cache \(path) unusable: \(reason)")
+  /// ```
+  case localCacheSetAside(path: String, reason: String)
 }
 
 /// Hands each ``StoreEvent`` to every stream subscribed when it happens.

@@ -9,6 +9,12 @@
 //   increment  runs `update { $0 += 1 }` COUNT times, then prints "done VERSION"
 //   observe    prints "version V value X" for each version `changes(since: 0)` delivers until version
 //              COUNT, then "done"
+//   serve      prints "opened V stale|fresh" once the key is open (its local cache flushed), then
+//              "version V" for each version `changes(since:)` delivers after it until version COUNT, then
+//              "done V stale|fresh"
+//
+// With PLD_CHILD_CACHE=PATH in the environment, the store keeps its local cache in PATH
+// (`PostgresStoreOptions.localCachePath`).
 //
 // With PLD_CHILD_EXIT_BEFORE_NOTIFY=V in the environment, the child prints "committed V" and `_exit`s with
 // status 75 as soon as the commit of version V returned, before its notification is queued: as a process
@@ -68,6 +74,17 @@ func perform(mode: String, key: String, count: Int, store: PostgresStore) async 
       try await data.update { $0 += 1 }
     }
     emit("done \(data.version)")
+  case "serve":
+    store.flushLocalCache()
+    emit("opened \(data.version) \(data.isStale ? "stale" : "fresh")")
+    if data.version < Int64(count) {
+      for try await change in data.changes(since: data.version) {
+        emit("version \(change.version)")
+        if change.version >= Int64(count) { break }
+      }
+    }
+    store.flushLocalCache()
+    emit("done \(data.version) \(data.isStale ? "stale" : "fresh")")
   case "observe":
     for try await change in data.changes(since: 0) {
       emit("version \(change.version) value \(change.value)")
@@ -97,7 +114,7 @@ func main() async -> Int32 {
   guard arguments.count == 7, let count = Int(arguments[6]), count >= 1,
     let configuration = configuration(endpoint: arguments[2], user: arguments[3], database: arguments[4])
   else {
-    emit("error usage: pld-postgres-child write|increment|observe ENDPOINT USER DATABASE KEY COUNT")
+    emit("error usage: pld-postgres-child write|increment|observe|serve ENDPOINT USER DATABASE KEY COUNT")
     return 64
   }
   if let text = ProcessInfo.processInfo.environment["PLD_CHILD_EXIT_BEFORE_NOTIFY"] {
@@ -108,7 +125,12 @@ func main() async -> Int32 {
     exitBeforeNotifying(version)
   }
   let client = PostgresClient(configuration: configuration)
-  let store = PostgresStore(client: client)
+  var options = PostgresStoreOptions()
+  if let cache = ProcessInfo.processInfo.environment["PLD_CHILD_CACHE"] {
+    options.localCachePath = cache
+    options.catchUpInterval = .milliseconds(250)
+  }
+  let store = PostgresStore(client: client, options: options)
   let services = Task {
     await withTaskGroup(of: Void.self) { group in
       group.addTask { await client.run() }
