@@ -13,31 +13,7 @@ import PostgresNIO
 // 3. What the cache adds to a `set`: interleaved rounds of sets on a store without a cache and on one with.
 
 enum CacheBenchmark {
-  /// A client and a store with `options`, both running.
-  final class Running: Sendable {
-    let client: PostgresClient
-    let store: PostgresStore
-    let task: Task<Void, Never>
-
-    init(_ configuration: PostgresClient.Configuration, options: PostgresStoreOptions) {
-      let client = PostgresClient(configuration: configuration)
-      let store = PostgresStore(client: client, options: options)
-      self.client = client
-      self.store = store
-      task = Task {
-        await withTaskGroup(of: Void.self) { group in
-          group.addTask { await client.run() }
-          group.addTask { try? await store.run() }
-        }
-      }
-    }
-
-    func stop() async {
-      task.cancel()
-      await task.value
-    }
-  }
-
+  /// A store's options with the cache at `cache` (none for nil).
   static func options(cache: String?) -> PostgresStoreOptions {
     var options = PostgresStoreOptions()
     options.localCachePath = cache
@@ -55,7 +31,7 @@ enum CacheBenchmark {
   ) async throws -> [String] {
     let source = folder + "/source-\(keys).cache"
     do {
-      let replica = Running(configuration, options: options(cache: source))
+      let replica = Replica(configuration, options: options(cache: source))
       for index in 0..<keys {
         try await replica.store.liveData("key-\(index)", default: -1).set(index)
       }
@@ -91,7 +67,7 @@ enum CacheBenchmark {
       var samples: [Double] = []
       for cache in caches {
         try server.suspend()
-        let replica = Running(configuration, options: options(cache: cache))
+        let replica = Replica(configuration, options: options(cache: cache))
         let started = clock.now
         for index in 0..<keys {
           let data = try await replica.store.liveData("key-\(index)", default: -1)
@@ -112,13 +88,13 @@ enum CacheBenchmark {
     print(
       "\n## Time to current after the server returns (SIGCONT → the key holds the newest version, fresh)\n")
     var toCurrent: [Double] = []
-    let writer = Running(configuration, options: options(cache: nil))
+    let writer = Replica(configuration, options: options(cache: nil))
     for run in 0..<runs {
       let cache = folder + "/current-\(run).cache"
       let key = "current-\(run)"
       let onWriter = try await writer.store.liveData(key, default: 0)
       do {
-        let first = Running(configuration, options: options(cache: cache))
+        let first = Replica(configuration, options: options(cache: cache))
         try await onWriter.set(1)
         _ = try await first.store.liveData(key, default: 0)
         await first.stop()
@@ -130,7 +106,7 @@ enum CacheBenchmark {
       }
       for value in 2...5 { try await onWriter.set(value) }
       try server.suspend()
-      let replica = Running(configuration, options: options(cache: copy))
+      let replica = Replica(configuration, options: options(cache: copy))
       let data = try await replica.store.liveData(key, default: 0)
       guard data.isStale, data.version == 1 else { throw BenchmarkFailure("not opened from the cache") }
       try await Task.sleep(for: .milliseconds(300))
@@ -150,8 +126,8 @@ enum CacheBenchmark {
     print("| \(runs) | 1 s | \(format(toCurrent[toCurrent.count / 2])) | \(format(toCurrent.last ?? 0)) |")
 
     // 3. The cost of the cache on a set.
-    let without = Running(configuration, options: options(cache: nil))
-    let with = Running(configuration, options: options(cache: folder + "/writes.cache"))
+    let without = Replica(configuration, options: options(cache: nil))
+    let with = Replica(configuration, options: options(cache: folder + "/writes.cache"))
     let plain = try await without.store.liveData("set-plain", default: 0)
     let cached = try await with.store.liveData("set-cached", default: 0)
     try await plain.set(0)

@@ -13,9 +13,10 @@ final class Replica: Sendable {
   let store: PostgresStore
   let task: Task<Void, Never>
 
-  init(_ configuration: PostgresClient.Configuration) {
+  init(_ configuration: PostgresClient.Configuration, options: PostgresStoreOptions = PostgresStoreOptions())
+  {
     let client = PostgresClient(configuration: configuration)
-    let store = PostgresStore(client: client)
+    let store = PostgresStore(client: client, options: options)
     self.client = client
     self.store = store
     task = Task {
