@@ -61,11 +61,7 @@ final class SharedNotifier: Sendable {
   /// Waits until every queued notification was sent (or failed), at most `limit`.
   func flush(within limit: Duration) async {
     _ = try? await withDeadline(limit, operation: "notify") { [self] in
-      while true {
-        let seen = idle.generation
-        if state.withLock({ $0.pending.isEmpty && !$0.isSending }) { return }
-        guard await idle.wait(after: seen) else { return }
-      }
+      await idle.wait(until: { state.withLock { $0.pending.isEmpty && !$0.isSending } })
     }
   }
 

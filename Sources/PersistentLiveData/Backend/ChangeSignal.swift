@@ -71,3 +71,19 @@ package final class ChangeSignal: Sendable {
     }
   }
 }
+
+extension ChangeSignal {
+  /// Waits until `condition` holds, checking it after every signal; returns early when the signal is
+  /// closed or the calling task is cancelled.
+  ///
+  /// ```swift
+  /// await idle.wait(until: { queue.isEmpty })
+  /// ```
+  package func wait(until condition: () -> Bool) async {
+    while true {
+      let seen = generation
+      if condition() { return }
+      guard await wait(after: seen) else { return }
+    }
+  }
+}
