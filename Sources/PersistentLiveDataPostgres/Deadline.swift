@@ -5,6 +5,8 @@ import PersistentLiveData
 /// A call sent just as the server restarts can hang far longer than any caller should wait, and a task
 /// group would wait for it. So `body` runs in a task of its own: the deadline (or the caller's
 /// cancellation) cancels it and returns at once, and the abandoned call ends whenever the driver lets it.
+/// The deadline itself is an entry in ``Deadlines``, which one task watches for every call in flight: a
+/// timer task per call cost each write a task and a thread's wake-up.
 ///
 /// ```swift
 /// let rows = try await withDeadline(options.operationTimeout, operation: "history") {
@@ -23,14 +25,12 @@ func withDeadline<Result: Sendable>(
         do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
         race.finish(with: outcome)
       }
-      let timer = Task {
-        try? await Task.sleep(for: timeout)
-        if !Task.isCancelled {
-          race.finish(with: .failure(SharedStoreError.timedOut(operation: operation, after: timeout)))
-        }
+      let deadline = Deadlines.shared.add(ContinuousClock.now + timeout) {
+        race.finish(with: .failure(SharedStoreError.timedOut(operation: operation, after: timeout)))
       }
       race.onFinish {
-        work.cancel(); timer.cancel()
+        work.cancel()
+        Deadlines.shared.remove(deadline)
       }
     }
   } onCancel: {
@@ -79,5 +79,88 @@ private final class DeadlineRace<Result: Sendable>: Sendable {
     }
     continuation?.resume(with: outcome)
     cleanup?()
+  }
+}
+
+/// The deadlines of the calls in flight, and the one task that ends those that pass.
+///
+/// Adding and removing one is a lock and a dictionary entry. The watcher sleeps until the earliest
+/// deadline; when that call finished in time, it looks again and sleeps until the next. A deadline
+/// earlier than the one it sleeps for (a shorter timeout) starts a new watcher, and the old one ends.
+///
+/// ```swift
+/// let id = Deadlines.shared.add(.now + .seconds(5)) { race.finish(with: .failure(timedOut)) }
+/// Deadlines.shared.remove(id)  // the call ended in time
+/// ```
+final class Deadlines: Sendable {
+  static let shared = Deadlines()
+
+  private struct Entry {
+    let deadline: ContinuousClock.Instant
+    let expire: @Sendable () -> Void
+  }
+
+  private struct State {
+    var entries: [UInt64: Entry] = [:]
+    var lastID: UInt64 = 0
+    /// What the current watcher sleeps until, and its generation (nil: none runs).
+    var wake: ContinuousClock.Instant?
+    var generation: UInt64 = 0
+    var watcher: Task<Void, Never>?
+  }
+
+  private let state = Locked(State())
+
+  /// Calls `expire` once `deadline` passed, unless ``remove(_:)`` came first; returns the entry's id.
+  func add(_ deadline: ContinuousClock.Instant, expire: @escaping @Sendable () -> Void) -> UInt64 {
+    state.withLock { state in
+      state.lastID += 1
+      state.entries[state.lastID] = Entry(deadline: deadline, expire: expire)
+      if state.wake.map({ deadline < $0 }) ?? true { startWatcher(until: deadline, in: &state) }
+      return state.lastID
+    }
+  }
+
+  /// Forgets a deadline whose call ended.
+  func remove(_ id: UInt64) {
+    state.withLock { _ = $0.entries.removeValue(forKey: id) }
+  }
+
+  private func startWatcher(until wake: ContinuousClock.Instant, in state: inout State) {
+    state.watcher?.cancel()
+    state.generation += 1
+    state.wake = wake
+    let generation = state.generation
+    state.watcher = Task { [self] in await watch(generation: generation, until: wake) }
+  }
+
+  private func watch(generation: UInt64, until first: ContinuousClock.Instant) async {
+    var wake = first
+    while true {
+      try? await ContinuousClock().sleep(until: wake)
+      let now = ContinuousClock.now
+      let (expired, next) = state.withLock { state -> ([@Sendable () -> Void], ContinuousClock.Instant?) in
+        // A newer watcher took over.
+        guard state.generation == generation else { return ([], nil) }
+        var expired: [(id: UInt64, entry: Entry)] = []
+        var next: ContinuousClock.Instant?
+        for (id, entry) in state.entries {
+          if entry.deadline <= now {
+            expired.append((id, entry))
+          } else if next.map({ entry.deadline < $0 }) ?? true {
+            next = entry.deadline
+          }
+        }
+        for (id, _) in expired { state.entries[id] = nil }
+        state.wake = next
+        if next == nil { state.watcher = nil }
+        // In the order they passed (a starved watcher wakes late, to several at once).
+        expired.sort { ($0.entry.deadline, $0.id) < ($1.entry.deadline, $1.id) }
+        return (expired.map(\.entry.expire), next)
+      }
+      for expire in expired { expire() }
+      guard let next else { return }
+      wake = next
+    }
   }
 }

@@ -282,19 +282,23 @@ struct SharedListener: Sendable {
     for instance in live { (instance as? any SharedStaleness)?.confirm() }
   }
 
-  /// Handles one notification: `VERSION ORIGIN k KEY` or `VERSION ORIGIN h HASH`. This store's own
-  /// writes moved memory and woke its readers already.
+  /// Handles one notification: entries `VERSION ORIGIN k KEY` or `VERSION ORIGIN h HASH`, one per line
+  /// (see ``SharedNotification``). This store's own writes moved memory and woke its readers already.
   private func receive(_ payload: String, into reads: NotifiedReads) {
-    let parts = payload.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
-    guard parts.count == 4, let version = Int64(parts[0]), parts[1] != database.origin else { return }
-    database.changeSignal.signal()
-    let named = String(parts[3])
-    let key = parts[2] == "h" ? database.key(forHash: named) : named
-    guard let key, let instance = database.registry.instance(for: key), version > instance.version else {
-      return
+    var heard = false
+    for entry in payload.split(separator: "\n", omittingEmptySubsequences: true) {
+      let parts = entry.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
+      guard parts.count == 4, let version = Int64(parts[0]), parts[1] != database.origin else { continue }
+      heard = true
+      let named = String(parts[3])
+      let key = parts[2] == "h" ? database.key(forHash: named) : named
+      guard let key, let instance = database.registry.instance(for: key), version > instance.version else {
+        continue
+      }
+      // Read beside this loop: it must notice at once that its connection dropped.
+      reads.request(instance)
     }
-    // Read beside this loop: it must notice at once that its connection dropped.
-    reads.request(instance)
+    if heard { database.changeSignal.signal() }
   }
 
   private func bringUp(_ instance: any StoredLiveValue, via route: ReadRoute) async throws {

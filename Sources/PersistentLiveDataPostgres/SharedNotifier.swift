@@ -13,20 +13,34 @@ import PostgresNIO
 /// The caller's write does not wait for its notification: its data is durable and memory moved when the
 /// commit returns, the notification only tells other replicas sooner. Waiting would add a round trip to
 /// every write, and a notification that fails must not turn an acknowledged commit into an error anyway.
-/// So ``send(_:)`` queues and returns; one task at a time sends what is queued, all of it in one statement
-/// (a burst becomes a few statements, only the newest version of each key), logs a failure and goes on.
+/// So ``send(_:)`` queues and returns; one task at a time sends what is queued, logs a failure and goes on.
 ///
-/// A notification can therefore be lost — the process dies after the commit, or the statement fails. The
+/// **What a notification costs follows the statements, not the writes.** Each statement wakes every
+/// listening connection on the server and in every replica, so a replica that sent one per write spent
+/// as much on notifying as on writing. The queue is sent as one statement, the newest version of each key
+/// only, several writes to a payload (``SharedNotification/entry``, one per line). While writes come one
+/// at a time, each one's notification leaves at once. Once they come faster than a statement returns
+/// (a notification was queued while one was in flight), the replica sends at most one statement per
+/// ``interval``, which gathers what was committed meanwhile; it goes back to sending at once when an
+/// interval gathered a single notification or none. Another replica hears a write at most one interval
+/// later than it would have: a few milliseconds, under load only.
+///
+/// A notification can be lost — the process dies after the commit, or the statement fails. The
 /// periodic catch-up (``PostgresStoreOptions/catchUpInterval``, in ``SharedListener``) delivers that
 /// version anyway: it asks the server which keys changed since its last look (``SharedChangeFeed``).
 ///
 /// ```swift
-/// notifier.send([SharedNotification(keyHash: write.keyHash, version: 7, payload: "7 5f3a k flags")])
+/// notifier.send([SharedNotification(keyHash: write.keyHash, version: 7, entry: "7 5f3a k flags")])
 /// ```
 final class SharedNotifier: Sendable {
   private struct State {
     var pending: [SharedNotification] = []
     var isSending = false
+    /// When the last statement started, and whether the queue is sent once per interval.
+    var lastStart: ContinuousClock.Instant?
+    var isGathering = false
+    /// Whether a notification was queued while a statement was in flight.
+    var queuedWhileSending = false
   }
 
   private let state = Locked(State())
@@ -36,7 +50,11 @@ final class SharedNotifier: Sendable {
   private let logger: Logger
 
   /// The most notifications one statement sends.
-  static let batchLimit = 500
+  static let batchLimit = 2_000
+  /// The shortest time between two statements while writes come faster than a statement returns.
+  static let interval: Duration = .milliseconds(25)
+  /// The longest payload (bytes) this store sends: PostgreSQL refuses 8,000 and more.
+  static let payloadLimit = 7_990
 
   init(client: PostgresClient, timeout: Duration, logger: Logger) {
     self.client = client
@@ -44,13 +62,16 @@ final class SharedNotifier: Sendable {
     self.logger = logger
   }
 
-  /// Queues the notifications of a commit; they are sent at once if nothing is being sent, else right
-  /// after what is.
+  /// Queues the notifications of a commit; they are sent at once if nothing is being sent, else with
+  /// the next statement.
   func send(_ notifications: [SharedNotification]) {
     guard !notifications.isEmpty else { return }
     let start = state.withLock { state -> Bool in
       state.pending.append(contentsOf: notifications)
-      if state.isSending { return false }
+      if state.isSending {
+        state.queuedWhileSending = true
+        return false
+      }
       state.isSending = true
       return true
     }
@@ -66,10 +87,25 @@ final class SharedNotifier: Sendable {
   }
 
   private func drain() async {
+    let clock = ContinuousClock()
     while true {
+      // While gathering, the next statement waits out the interval since the last one.
+      let wake = state.withLock { state -> ContinuousClock.Instant? in
+        guard state.isGathering, let last = state.lastStart else { return nil }
+        return last + Self.interval
+      }
+      if let wake, wake > clock.now { try? await clock.sleep(until: wake) }
       let batch = state.withLock { state -> [SharedNotification] in
         let batch = Self.newestPerKey(state.pending.prefix(Self.batchLimit))
         state.pending.removeFirst(min(Self.batchLimit, state.pending.count))
+        if state.isGathering {
+          // Writes slowed down: send the next one at once.
+          if batch.count <= 1 { state.isGathering = false }
+        } else if state.queuedWhileSending {
+          state.isGathering = true
+        }
+        state.queuedWhileSending = false
+        state.lastStart = clock.now
         if batch.isEmpty { state.isSending = false }
         return batch
       }
@@ -77,22 +113,45 @@ final class SharedNotifier: Sendable {
         idle.signal()
         return
       }
-      do {
-        try await withDeadline(timeout, operation: "notify") { [client] in
-          let rows = try await client.query(
-            """
-            SELECT pg_notify(\(SharedDatabase.channel), payload)
-            FROM unnest(\(batch.map(\.payload))::text[]) AS payload
-            """, logger: SharedSchema.quiet)
-          for try await _ in rows {}
-        }
-      } catch {
-        // The data committed: the other replicas' periodic catch-up brings these versions.
-        logger.warning(
-          "Could not notify other replicas of committed writes; they catch up by version",
-          metadata: ["writes": "\(batch.count)", "error": "\(SharedDatabase.describe(error))"])
-      }
+      await sendStatement(batch)
     }
+  }
+
+  /// Sends `batch` in one statement, logging a failure.
+  private func sendStatement(_ batch: [SharedNotification]) async {
+    let payloads = Self.payloads(batch.map(\.entry))
+    do {
+      try await withDeadline(timeout, operation: "notify") { [client] in
+        let rows = try await client.query(
+          """
+          SELECT pg_notify(\(SharedDatabase.channel), payload)
+          FROM unnest(\(payloads)::text[]) AS payload
+          """, logger: SharedSchema.quiet)
+        for try await _ in rows {}
+      }
+    } catch {
+      // The data committed: the other replicas' periodic catch-up brings these versions.
+      logger.warning(
+        "Could not notify other replicas of committed writes; they catch up by version",
+        metadata: ["writes": "\(batch.count)", "error": "\(SharedDatabase.describe(error))"])
+    }
+  }
+
+  /// `entries` joined by newlines into as few payloads as fit ``payloadLimit`` (an entry never
+  /// contains a newline and is at most ``payloadLimit`` bytes long).
+  static func payloads(_ entries: [String]) -> [String] {
+    var payloads: [String] = []
+    var current = ""
+    for entry in entries {
+      if !current.isEmpty, current.utf8.count + 1 + entry.utf8.count > payloadLimit {
+        payloads.append(current)
+        current = ""
+      }
+      if !current.isEmpty { current += "\n" }
+      current += entry
+    }
+    if !current.isEmpty { payloads.append(current) }
+    return payloads
   }
 
   /// The newest version of each key among `notifications`, in the order keys first appear: an older one
@@ -112,18 +171,24 @@ final class SharedNotifier: Sendable {
   }
 }
 
-/// One committed write's notification: `VERSION ORIGIN k KEY` or `VERSION ORIGIN h HASH`.
+/// One committed write's notification: the entry `VERSION ORIGIN k KEY`, or `VERSION ORIGIN h HASH` for
+/// a key too long for a payload or holding a newline (a payload's entries are separated by newlines).
 struct SharedNotification: Sendable {
   let keyHash: String
   let version: Int64
-  let payload: String
+  let entry: String
 
   init(write: SharedWrite, version: Int64, origin: String) {
     keyHash = write.keyHash
     self.version = version
-    payload =
-      write.key.utf8.count <= SharedDatabase.longestNotifiedKey
-      ? "\(version) \(origin) k \(write.key)" : "\(version) \(origin) h \(write.keyHash)"
+    let named = write.key.utf8.count <= SharedDatabase.longestNotifiedKey && !write.key.contains("\n")
+    entry = named ? "\(version) \(origin) k \(write.key)" : "\(version) \(origin) h \(write.keyHash)"
+  }
+
+  init(keyHash: String, version: Int64, entry: String) {
+    self.keyHash = keyHash
+    self.version = version
+    self.entry = entry
   }
 }
 

@@ -121,8 +121,11 @@ struct SharedProcessTests {
         try await connection.listen(on: "pld_changes") { notifications in
           listening.withLock { $0 = true }
           for try await notification in notifications {
-            if let version = notification.payload.split(separator: " ").first.flatMap({ Int64($0) }) {
-              heard.append(version)
+            // One entry per line: `VERSION ORIGIN k KEY`.
+            for entry in notification.payload.split(separator: "\n") {
+              if let version = entry.split(separator: " ").first.flatMap({ Int64($0) }) {
+                heard.append(version)
+              }
             }
           }
         }

@@ -1,0 +1,259 @@
+import Foundation
+import PLDTestSupport
+import PersistentLiveData
+import PostgresNIO
+import Testing
+
+@testable import PersistentLiveDataPostgres
+
+/// How a replica tells the others of its commits: one statement per write while writes come one at a
+/// time, one statement per interval gathering what committed meanwhile once they come faster, several
+/// entries to a payload — and every key's newest version announced either way.
+@Suite(
+  .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
+struct SharedNotificationTests {
+  /// Each entry of each payload a raw connection heard on the store's channel.
+  struct Heard: Sendable {
+    let version: Int64
+    let kind: String
+    let name: String
+  }
+
+  /// Listens on the store's channel from a connection of its own, as another replica's listener does.
+  final class Eavesdropper: Sendable {
+    let payloads = Recorder<String>()
+    private let replica: Replica
+    private let task: Task<Void, any Error>
+
+    init(_ fixture: SharedFixture) async throws {
+      replica = fixture.replica(listening: false)
+      let listening = Locked(false)
+      let payloads = payloads
+      task = Task { [replica] in
+        try await replica.client.withConnection { connection in
+          try await connection.listen(on: SharedDatabase.channel) { notifications in
+            listening.withLock { $0 = true }
+            for try await notification in notifications { payloads.append(notification.payload) }
+          }
+        }
+      }
+      #expect(await eventually { listening.withLock { $0 } }, "the eavesdropper listens")
+    }
+
+    var entries: [Heard] {
+      payloads.all.flatMap { payload in
+        payload.split(separator: "\n").map { line in
+          let parts = line.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
+          return Heard(
+            version: parts.first.flatMap { Int64($0) } ?? -1, kind: parts.count > 2 ? String(parts[2]) : "",
+            name: parts.count > 3 ? String(parts[3]) : "")
+        }
+      }
+    }
+
+    func stop() async {
+      task.cancel()
+      _ = await task.result
+      await replica.shutDown()
+    }
+  }
+
+  /// Eight tasks writing at once: fewer statements than writes (payloads of many entries), yet every
+  /// key's last version is announced, no key's announcements go backwards, and another replica holding
+  /// the keys — with no periodic catch-up to help it — is current on all of them.
+  @Test func aBurstSharesStatementsAndStillAnnouncesEveryKeysNewestVersion() async throws {
+    let fixture = try await SharedFixture()
+    var quiet = PostgresStoreOptions()
+    quiet.catchUpInterval = .seconds(600)
+    let a = fixture.replica()
+    let b = fixture.replica(options: quiet)
+    let tasks = 8
+    let keysPerTask = 5
+    let rounds = 25
+    let keys = (0..<tasks * keysPerTask).map { "burst-\($0)" }
+    var observed: [SharedLiveData<Int>] = []
+    for key in keys { observed.append(try await b.store.liveData(key, default: -1)) }
+    let watched = observed
+    try await Listeners.expectListening([a, b], fixture, "the replicas listen")
+    let eavesdropper = try await Eavesdropper(fixture)
+    var writers: [SharedLiveData<Int>] = []
+    for key in keys { writers.append(try await a.store.liveData(key, default: -1)) }
+    let all = writers
+
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for task in 0..<tasks {
+        group.addTask {
+          for round in 0..<rounds {
+            for slot in 0..<keysPerTask { try await all[task * keysPerTask + slot].set(round) }
+          }
+        }
+      }
+      try await group.waitForAll()
+    }
+    let writes = tasks * keysPerTask * rounds
+    #expect(
+      await eventually(.seconds(10)) { watched.allSatisfy { $0.value == rounds - 1 } },
+      "replica B is current on every key by notifications alone: \(watched.map(\.value))")
+    #expect(watched.allSatisfy { $0.version == Int64(rounds) })
+    #expect(await eventually(.seconds(10)) { Set(eavesdropper.entries.map(\.name)).count == keys.count })
+
+    let entries = eavesdropper.entries
+    let payloads = eavesdropper.payloads.count
+    #expect(payloads < writes / 2, "\(payloads) payloads for \(writes) writes: statements were shared")
+    #expect(entries.allSatisfy { $0.kind == "k" && $0.version > 0 }, "every entry parses")
+    for key in keys {
+      let versions = entries.filter { $0.name == key }.map(\.version)
+      #expect(versions.last == Int64(rounds), "\(key)'s last version was announced: \(versions)")
+      #expect(zip(versions, versions.dropFirst()).allSatisfy(<), "\(key) never goes backwards: \(versions)")
+    }
+    TestFigures.record("POSTGRES burst-payloads=\(payloads) writes=\(writes) entries=\(entries.count)")
+    await eavesdropper.stop()
+    await a.shutDown()
+    await b.shutDown()
+  }
+
+  /// Writes that come one at a time are each announced at once, in a payload of their own.
+  @Test func writesOneAtATimeAreEachAnnouncedAlone() async throws {
+    let fixture = try await SharedFixture()
+    let a = fixture.replica()
+    try await Listeners.expectListening([a], fixture, "the replica listens")
+    let eavesdropper = try await Eavesdropper(fixture)
+    let data = try await a.store.liveData("one-at-a-time", default: 0)
+    let count = 12
+    for value in 1...count {
+      try await data.set(value)
+      #expect(await eventually(.seconds(10)) { eavesdropper.payloads.count == value }, "write \(value)")
+      // Longer than the interval: the next write finds the notifier idle.
+      try await Task.sleep(for: SharedNotifier.interval * 2)
+    }
+    #expect(eavesdropper.payloads.all.allSatisfy { !$0.contains("\n") }, "one entry per payload")
+    #expect(eavesdropper.entries.map(\.version) == (1...Int64(count)).map { $0 })
+    await eavesdropper.stop()
+    await a.shutDown()
+  }
+
+  /// A key holding a newline, and one too long for a payload, are announced by their hash; another
+  /// replica knows them by it and reads them at once, and a payload never exceeds what PostgreSQL takes.
+  @Test func oddKeysAreAnnouncedByHashAndReachAnotherReplica() async throws {
+    let fixture = try await SharedFixture()
+    var quiet = PostgresStoreOptions()
+    quiet.catchUpInterval = .seconds(600)
+    let a = fixture.replica()
+    let b = fixture.replica(options: quiet)
+    let newline = "first line\n1 fake k other"
+    let long = String(repeating: "é", count: 4_000)
+    let ordinary = (0..<60).map { "ordinary-\($0)-" + String(repeating: "x", count: 200) }
+    let names = [newline, long] + ordinary
+    var observed: [SharedLiveData<Int>] = []
+    for key in names { observed.append(try await b.store.liveData(key, default: 0)) }
+    let watched = observed
+    try await Listeners.expectListening([a, b], fixture, "the replicas listen")
+    let eavesdropper = try await Eavesdropper(fixture)
+    var writers: [SharedLiveData<Int>] = []
+    for key in names { writers.append(try await a.store.liveData(key, default: 0)) }
+    let all = writers
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for (index, data) in all.enumerated() { group.addTask { try await data.set(index + 1) } }
+      try await group.waitForAll()
+    }
+    #expect(
+      await eventually(.seconds(10)) {
+        watched.enumerated().allSatisfy { $0.element.value == $0.offset + 1 }
+      },
+      "B read every key by its notification")
+    #expect(await eventually(.seconds(10)) { eavesdropper.entries.count >= names.count })
+    let entries = eavesdropper.entries
+    #expect(
+      entries.filter { $0.kind == "h" }.map(\.name).sorted()
+        == [KeyHash.of(newline), KeyHash.of(long)].sorted())
+    #expect(Set(entries.filter { $0.kind == "k" }.map(\.name)) == Set(ordinary))
+    #expect(eavesdropper.payloads.all.allSatisfy { $0.utf8.count <= SharedNotifier.payloadLimit })
+    await eavesdropper.stop()
+    await a.shutDown()
+    await b.shutDown()
+  }
+
+  /// Packing entries: in order, each payload within the limit, none split, none empty.
+  @Test func entriesArePackedIntoPayloadsWithinTheLimit() {
+    let entries = (0..<500).map { "\($0) 5f3a k key-\($0)-" + String(repeating: "y", count: $0 % 97) }
+    let payloads = SharedNotifier.payloads(entries)
+    #expect(payloads.count > 1)
+    #expect(payloads.allSatisfy { !$0.isEmpty && $0.utf8.count <= SharedNotifier.payloadLimit })
+    #expect(payloads.flatMap { $0.split(separator: "\n").map(String.init) } == entries)
+    let longest = String(repeating: "z", count: SharedNotifier.payloadLimit)
+    #expect(SharedNotifier.payloads(["1 a k b", longest, "2 a k c"]) == ["1 a k b", longest, "2 a k c"])
+    #expect(SharedNotifier.payloads([]).isEmpty)
+  }
+}
+
+/// The one watcher of every call's deadline.
+@Suite struct DeadlineTests {
+  /// A shorter deadline added after a longer one fires at its own time, not the longer one's; a removed
+  /// one never fires. (The bounds allow for a cooperative pool the whole suite keeps busy.)
+  @Test func aShorterDeadlineAddedLaterFiresFirstAndARemovedOneNever() async throws {
+    let deadlines = Deadlines()
+    let fired = Recorder<String>()
+    let now = ContinuousClock.now
+    let long = deadlines.add(now + .seconds(60)) { fired.append("long") }
+    let removed = deadlines.add(now + .milliseconds(50)) { fired.append("removed") }
+    _ = deadlines.add(now + .milliseconds(100)) { fired.append("short") }
+    deadlines.remove(removed)
+    #expect(await eventually(.seconds(30)) { fired.all == ["short"] }, "\(fired.all)")
+    #expect(ContinuousClock.now - now < .seconds(30), "the short one did not wait for the long one")
+    _ = deadlines.add(.now + .milliseconds(10)) { fired.append("later") }
+    #expect(await eventually(.seconds(30)) { fired.all == ["short", "later"] }, "\(fired.all)")
+    deadlines.remove(long)
+    try await Task.sleep(for: .milliseconds(200))
+    #expect(fired.all == ["short", "later"], "each fired once, the removed ones never")
+  }
+
+  /// Deadlines that pass together fire in their order.
+  @Test func deadlinesThatPassTogetherFireInOrder() async throws {
+    let deadlines = Deadlines()
+    let fired = Recorder<Int>()
+    let now = ContinuousClock.now
+    // Added latest first, all passed before the watcher first wakes.
+    for index in (0..<50).reversed() {
+      _ = deadlines.add(now - .milliseconds(100 - index)) { fired.append(index) }
+    }
+    #expect(await eventually(.seconds(30)) { fired.count == 50 })
+    #expect(fired.all == Array(0..<50))
+  }
+
+  /// Many calls at once from many tasks, most ending in time: exactly the others time out, once each.
+  @Test func manyDeadlinesAtOnceFireExactlyThoseNotRemoved() async throws {
+    let deadlines = Deadlines()
+    let fired = Recorder<Int>()
+    await withTaskGroup(of: Void.self) { group in
+      for part in 0..<8 {
+        group.addTask {
+          for index in stride(from: part, to: 800, by: 8) {
+            let id = deadlines.add(.now + .milliseconds(20 + index % 30)) { fired.append(index) }
+            if index % 4 != 0 { deadlines.remove(id) }
+            await Task.yield()
+          }
+        }
+      }
+    }
+    let expected = stride(from: 0, to: 800, by: 4).map { $0 }
+    #expect(await eventually(.seconds(10)) { fired.count == expected.count }, "\(fired.count)")
+    try await Task.sleep(for: .milliseconds(100))
+    #expect(fired.all.sorted() == expected)
+  }
+
+  /// A call that outlives its timeout throws `timedOut` about then, not when the call ends.
+  @Test func withDeadlineThrowsTimedOutWithoutWaitingForTheCall() async throws {
+    let started = ContinuousClock.now
+    do {
+      let value = try await withDeadline(.milliseconds(100), operation: "slow") {
+        try? await Task.sleep(for: .seconds(60))
+        return 1
+      }
+      Issue.record("the slow call returned \(value)")
+    } catch SharedStoreError.timedOut(let operation, let after) {
+      #expect(operation == "slow" && after == .milliseconds(100))
+    }
+    #expect(ContinuousClock.now - started < .seconds(30), "the call itself would have taken 60 s")
+    #expect(try await withDeadline(.seconds(5), operation: "fast") { 7 } == 7)
+  }
+}
