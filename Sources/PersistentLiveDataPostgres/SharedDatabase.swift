@@ -204,14 +204,14 @@ final class SharedDatabase: Sendable {
   private static func run(
     _ write: SharedWrite, retention: HistoryRetention, on runner: some SharedQueryRunner
   ) async throws -> CommittedVersion? {
-    let rows = try await runner.run(SharedStatements.write(write, retention: retention))
-    for try await (version, milliseconds) in rows.decode((Int64, Int64).self) {
-      return CommittedVersion(
-        key: write.key, version: version, writtenAtMilliseconds: milliseconds,
-        schemaVersion: write.schemaVersion,
-        attribution: write.attribution)
-    }
-    return nil
+    guard
+      let (version, milliseconds) = try await SharedWriteStatement.run(
+        write, retention: retention, on: runner)
+    else { return nil }
+    return CommittedVersion(
+      key: write.key, version: version, writtenAtMilliseconds: milliseconds,
+      schemaVersion: write.schemaVersion,
+      attribution: write.attribution)
   }
 
   // MARK: Reads
@@ -345,17 +345,23 @@ final class SharedDatabase: Sendable {
 /// Something a statement can run on: the client (one pooled connection, autocommit) or the connection
 /// of an open transaction.
 protocol SharedQueryRunner {
-  func run(_ query: PostgresQuery) async throws -> PostgresRowSequence
+  func execute<Statement: PostgresPreparedStatement>(
+    _ statement: Statement
+  ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, Statement.Row>
 }
 
 extension PostgresClient: SharedQueryRunner {
-  func run(_ query: PostgresQuery) async throws -> PostgresRowSequence {
-    try await self.query(query, logger: SharedSchema.quiet)
+  func execute<Statement: PostgresPreparedStatement>(
+    _ statement: Statement
+  ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, Statement.Row> {
+    try await execute(statement, logger: SharedSchema.quiet)
   }
 }
 
 extension PostgresConnection: SharedQueryRunner {
-  func run(_ query: PostgresQuery) async throws -> PostgresRowSequence {
-    try await self.query(query, logger: SharedSchema.quiet)
+  func execute<Statement: PostgresPreparedStatement>(
+    _ statement: Statement
+  ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, Statement.Row> {
+    try await execute(statement, logger: SharedSchema.quiet)
   }
 }

@@ -286,15 +286,13 @@ struct SharedListener: Sendable {
   /// (see ``SharedNotification``). This store's own writes moved memory and woke its readers already.
   private func receive(_ payload: String, into reads: NotifiedReads) {
     var heard = false
-    for entry in payload.split(separator: "\n", omittingEmptySubsequences: true) {
-      let parts = entry.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
-      guard parts.count == 4, let version = Int64(parts[0]), parts[1] != database.origin else { continue }
+    let origin = database.origin.utf8
+    for entry in SharedNotification.Entry.all(in: payload) where !entry.origin.elementsEqual(origin) {
       heard = true
-      let named = String(parts[3])
-      let key = parts[2] == "h" ? database.key(forHash: named) : named
-      guard let key, let instance = database.registry.instance(for: key), version > instance.version else {
-        continue
-      }
+      let named = String(Substring(entry.name))
+      let key = entry.isHash ? database.key(forHash: named) : named
+      guard let key, let instance = database.registry.instance(for: key), entry.version > instance.version
+      else { continue }
       // Read beside this loop: it must notice at once that its connection dropped.
       reads.request(instance)
     }

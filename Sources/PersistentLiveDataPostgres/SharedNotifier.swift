@@ -190,6 +190,47 @@ struct SharedNotification: Sendable {
     self.version = version
     self.entry = entry
   }
+
+  /// One entry of a payload another replica sent, read from its UTF-8 without copying: nil for one in
+  /// no format this store writes. A listener reads every entry of every replica, so this is on the path
+  /// of every write anywhere.
+  struct Entry {
+    let version: Int64
+    let origin: Substring.UTF8View
+    /// `KEY` for `k`, `HASH` for `h`.
+    let isHash: Bool
+    let name: Substring.UTF8View
+
+    init?(_ line: Substring.UTF8View) {
+      let space = UInt8(ascii: " ")
+      guard let afterVersion = line.firstIndex(of: space) else { return nil }
+      var version: Int64 = 0
+      for byte in line[..<afterVersion] {
+        guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+        let (shifted, overflow) = version.multipliedReportingOverflow(by: 10)
+        let (sum, overflowAdding) = shifted.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
+        guard !overflow, !overflowAdding else { return nil }
+        version = sum
+      }
+      let rest = line[line.index(after: afterVersion)...]
+      guard afterVersion > line.startIndex, let afterOrigin = rest.firstIndex(of: space) else { return nil }
+      let kind = rest.index(after: afterOrigin)
+      guard kind < rest.endIndex, rest[kind] == UInt8(ascii: "k") || rest[kind] == UInt8(ascii: "h") else {
+        return nil
+      }
+      let separator = rest.index(after: kind)
+      guard separator < rest.endIndex, rest[separator] == space else { return nil }
+      self.version = version
+      origin = rest[..<afterOrigin]
+      isHash = rest[kind] == UInt8(ascii: "h")
+      name = rest[rest.index(after: separator)...]
+    }
+
+    /// Each entry of `payload`, one per line, skipping lines in no known format.
+    static func all(in payload: String) -> [Entry] {
+      payload.utf8.split(separator: UInt8(ascii: "\n")).compactMap { Entry($0) }
+    }
+  }
 }
 
 /// What tests set to stop a writer at a chosen point. Never set by the library.

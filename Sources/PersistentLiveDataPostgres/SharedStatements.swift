@@ -6,19 +6,71 @@ import PostgresNIO
 /// A write is a single statement whose parts run as one transaction: the heads row of the key gets the
 /// next version (writers of a key queue on that row, so versions are gap-free and commit in order), the
 /// value row is inserted with it (its `changed_by` default records the writing transaction, for the
-/// catch-up), and retention deletes what falls out of the kept window. It sends no notification:
-/// ``SharedNotifier`` does, after the commit, in a statement of its own.
+/// catch-up), and retention deletes what falls out of the kept window. It runs as a prepared statement
+/// (``SharedWriteStatement``). It sends no notification: ``SharedNotifier`` does, after the commit, in a
+/// statement of its own.
 ///
 /// ```swift
-/// let rows = try await client.query(SharedStatements.write(write, retention: .last(10)))
+/// let (head, pruning, binds) = SharedStatements.write(write, retention: .last(10))
+/// let sql = SharedStatements.writeSQL(head: head, pruning: pruning)
 /// ```
 enum SharedStatements {
   /// Milliseconds since 1970 of `written_at`.
   private static let milliseconds = "(extract(epoch FROM written_at) * 1000)::bigint"
 
-  static func write(_ write: SharedWrite, retention: HistoryRetention) -> PostgresQuery {
-    // $1 key hash, $2 key, $3 payload, $4 schema version, $5 author, $6 reason (NULL when none), $7
-    // expected version or versions kept.
+  /// How a write's heads row gets its version.
+  enum Head: String, Sendable {
+    /// The next version, whatever the latest is (`set`).
+    case next
+    /// Version 1, only if the key was never written (an optimistic write of a key at version 0).
+    case first
+    /// The next version, only if the latest is `$7` (an optimistic write).
+    case after
+  }
+
+  /// The SQL of a write: `$1` key hash, `$2` key, `$3` payload, `$4` schema version, `$5` author, `$6`
+  /// reason (NULL when none), then `$7` the expected version (``Head/after``) and the versions kept
+  /// (`pruning`). It returns the version and its `written_at` in milliseconds.
+  static func writeSQL(head: Head, pruning: Bool) -> String {
+    let upsert: String
+    switch head {
+    case .next:
+      upsert = """
+        INSERT INTO pld_heads AS h (key_hash, key, version) VALUES ($1, $2, 1)
+        ON CONFLICT (key_hash) DO UPDATE SET version = h.version + 1 RETURNING h.version
+        """
+    case .first:
+      upsert =
+        "INSERT INTO pld_heads (key_hash, key, version) VALUES ($1, $2, 1) ON CONFLICT DO NOTHING RETURNING version"
+    case .after:
+      upsert =
+        "UPDATE pld_heads SET version = version + 1 WHERE key_hash = $1 AND version = $7 RETURNING version"
+    }
+    let kept = head == .after ? "$8" : "$7"
+    let pruned =
+      pruning
+      ? """
+      , pruned AS (
+        DELETE FROM pld_values WHERE key_hash = $1 AND version <= (SELECT version FROM inserted) - \(kept)
+      )
+      """ : ""
+    return """
+      WITH head AS (
+        \(upsert)
+      ), inserted AS (
+        INSERT INTO pld_values (key_hash, version, payload, schema_version, author, reason)
+        SELECT $1, version, $3, $4, $5, $6 FROM head
+        RETURNING version, written_at
+      )\(pruned)
+      SELECT inserted.version, (extract(epoch FROM inserted.written_at) * 1000)::bigint FROM inserted
+      """
+  }
+
+  /// The head and pruning of `write` under `retention`, and its binds in ``writeSQL(head:pruning:)``'s
+  /// order.
+  static func write(
+    _ write: SharedWrite, retention: HistoryRetention
+  ) -> (head: Head, pruning: Bool, binds: PostgresBindings) {
     var binds = PostgresBindings(capacity: 8)
     binds.append(write.keyHash)
     binds.append(write.key)
@@ -26,42 +78,20 @@ enum SharedStatements {
     binds.append(Int64(write.schemaVersion))
     binds.append(write.attribution?.author)
     binds.append(write.attribution?.reason)
-    let head: String
+    let head: Head
     switch write.expectedVersion {
-    case nil:
-      head = """
-        INSERT INTO pld_heads AS h (key_hash, key, version) VALUES ($1, $2, 1)
-        ON CONFLICT (key_hash) DO UPDATE SET version = h.version + 1 RETURNING h.version
-        """
-    case 0?:
-      head =
-        "INSERT INTO pld_heads (key_hash, key, version) VALUES ($1, $2, 1) ON CONFLICT DO NOTHING RETURNING version"
+    case nil: head = .next
+    case 0?: head = .first
     case let expected?:
+      head = .after
       binds.append(expected)
-      head =
-        "UPDATE pld_heads SET version = version + 1 WHERE key_hash = $1 AND version = $7 RETURNING version"
     }
-    var pruning = ""
+    var pruning = false
     if case .last(let kept) = retention {
       binds.append(Int64(max(1, kept)))
-      let placeholder = binds.count
-      pruning = """
-        , pruned AS (
-          DELETE FROM pld_values WHERE key_hash = $1 AND version <= (SELECT version FROM inserted) - $\(placeholder)
-        )
-        """
+      pruning = true
     }
-    let sql = """
-      WITH head AS (
-        \(head)
-      ), inserted AS (
-        INSERT INTO pld_values (key_hash, version, payload, schema_version, author, reason)
-        SELECT $1, version, $3, $4, $5, $6 FROM head
-        RETURNING version, written_at
-      )\(pruning)
-      SELECT inserted.version, (extract(epoch FROM inserted.written_at) * 1000)::bigint FROM inserted
-      """
-    return PostgresQuery(unsafeSQL: sql, binds: binds)
+    return (head, pruning, binds)
   }
 
   /// The xmin of the statement's snapshot: every transaction it does not see has an id at least this

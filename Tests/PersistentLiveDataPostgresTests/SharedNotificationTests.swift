@@ -95,7 +95,12 @@ struct SharedNotificationTests {
       await eventually(.seconds(10)) { watched.allSatisfy { $0.value == rounds - 1 } },
       "replica B is current on every key by notifications alone: \(watched.map(\.value))")
     #expect(watched.allSatisfy { $0.version == Int64(rounds) })
-    #expect(await eventually(.seconds(10)) { Set(eavesdropper.entries.map(\.name)).count == keys.count })
+    // The last statement leaves up to an interval after the last commit.
+    #expect(
+      await eventually(.seconds(10)) {
+        let last = Dictionary(eavesdropper.entries.map { ($0.name, $0.version) }, uniquingKeysWith: max)
+        return keys.allSatisfy { last[$0] == Int64(rounds) }
+      }, "every key's last version is announced")
 
     let entries = eavesdropper.entries
     let payloads = eavesdropper.payloads.count
@@ -183,6 +188,45 @@ struct SharedNotificationTests {
     let longest = String(repeating: "z", count: SharedNotifier.payloadLimit)
     #expect(SharedNotifier.payloads(["1 a k b", longest, "2 a k c"]) == ["1 a k b", longest, "2 a k c"])
     #expect(SharedNotifier.payloads([]).isEmpty)
+  }
+}
+
+/// Reading the entries of a payload, as a listener does for every entry any replica sends.
+@Suite struct NotificationEntryTests {
+  @Test func entriesAreReadLineByLineAndMalformedOnesSkipped() {
+    let payload = [
+      "7 5f3a k flags", "12 5f3a h 0a1b", "3 other k key with spaces and é", "garbage", "x 5f3a k a",
+      "99999999999999999999 5f3a k overflow", "5 5f3a q wrong-kind", "6 5f3a k", "8 5f3ak missing",
+      " 5f3a k no-version", "9 5f3a k ",
+    ].joined(separator: "\n")
+    let entries = SharedNotification.Entry.all(in: payload)
+    let read = entries.map { entry in
+      "\(entry.version)|\(String(Substring(entry.origin)))|\(entry.isHash ? "h" : "k")|\(String(Substring(entry.name)))"
+    }
+    #expect(
+      read == [
+        "7|5f3a|k|flags", "12|5f3a|h|0a1b", "3|other|k|key with spaces and é", "9|5f3a|k|",
+      ])
+  }
+
+  /// What a store writes, a store reads back: every kind of key, in payloads packed as the notifier does.
+  @Test func whatTheNotifierWritesTheListenerReadsBack() {
+    let write = { (key: String, version: Int64) in
+      SharedNotification(
+        write: SharedWrite(key: key, keyHash: KeyHash.of(key), payload: "1", schemaVersion: 1),
+        version: version,
+        origin: "abc123")
+    }
+    let keys = ["plain", "with space", "new\nline", String(repeating: "é", count: 4_000), "ünïcödé 🙂"]
+    let notifications = keys.enumerated().map { write($0.element, Int64($0.offset + 1)) }
+    let entries = SharedNotifier.payloads(notifications.map(\.entry)).flatMap {
+      SharedNotification.Entry.all(in: $0)
+    }
+    #expect(entries.map(\.version) == [1, 2, 3, 4, 5])
+    #expect(entries.allSatisfy { String(Substring($0.origin)) == "abc123" })
+    #expect(entries.map(\.isHash) == [false, false, true, true, false])
+    let names = entries.map { String(Substring($0.name)) }
+    #expect(names == ["plain", "with space", KeyHash.of(keys[2]), KeyHash.of(keys[3]), "ünïcödé 🙂"])
   }
 }
 

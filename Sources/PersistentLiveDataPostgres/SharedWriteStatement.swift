@@ -1,0 +1,94 @@
+import PersistentLiveData
+import PostgresNIO
+
+/// A write as a prepared statement: each connection parses and plans each of the six shapes of
+/// ``SharedStatements/writeSQL(head:pruning:)`` once, then only binds and executes it.
+///
+/// Sent as a query, the statement was parsed, analysed and planned again on every write: on a durable
+/// server with replicas writing at once, that was most of the backend's work per write besides the
+/// commit. PostgreSQL re-plans a prepared statement by itself when the tables it reads change (a
+/// migration), and the driver prepares it again on a new connection.
+///
+/// ```swift
+/// let version = try await SharedWriteStatement.run(write, retention: .all, on: client)
+/// ```
+enum SharedWriteStatement {
+  /// Runs `write` on `runner`; returns its version and `written_at` in milliseconds, or nil when an
+  /// optimistic write found another version in its place.
+  static func run(
+    _ write: SharedWrite, retention: HistoryRetention, on runner: some SharedQueryRunner
+  ) async throws -> (version: Int64, milliseconds: Int64)? {
+    let (head, pruning, binds) = SharedStatements.write(write, retention: retention)
+    switch (head, pruning) {
+    case (.next, false): return try await first(of: Prepared<NextAll>(binds: binds), on: runner)
+    case (.next, true): return try await first(of: Prepared<NextPruned>(binds: binds), on: runner)
+    case (.first, false): return try await first(of: Prepared<FirstAll>(binds: binds), on: runner)
+    case (.first, true): return try await first(of: Prepared<FirstPruned>(binds: binds), on: runner)
+    case (.after, false): return try await first(of: Prepared<AfterAll>(binds: binds), on: runner)
+    case (.after, true): return try await first(of: Prepared<AfterPruned>(binds: binds), on: runner)
+    }
+  }
+
+  private static func first<Shape>(
+    of statement: Prepared<Shape>, on runner: some SharedQueryRunner
+  ) async throws -> (version: Int64, milliseconds: Int64)? {
+    for try await (version, milliseconds) in try await runner.execute(statement) {
+      return (version, milliseconds)
+    }
+    return nil
+  }
+
+  /// One shape of the statement: its SQL and name, computed once.
+  protocol Shape: Sendable {
+    static var sql: String { get }
+    static var name: String { get }
+    static var types: [PostgresDataType] { get }
+  }
+
+  /// The six shapes (head × pruning).
+  enum NextAll: Shape {
+    static let sql = SharedStatements.writeSQL(head: .next, pruning: false)
+    static let name = "pld_write_next"
+    static let types = row
+  }
+  enum NextPruned: Shape {
+    static let sql = SharedStatements.writeSQL(head: .next, pruning: true)
+    static let name = "pld_write_next_pruned"
+    static let types = row + [.int8]
+  }
+  enum FirstAll: Shape {
+    static let sql = SharedStatements.writeSQL(head: .first, pruning: false)
+    static let name = "pld_write_first"
+    static let types = row
+  }
+  enum FirstPruned: Shape {
+    static let sql = SharedStatements.writeSQL(head: .first, pruning: true)
+    static let name = "pld_write_first_pruned"
+    static let types = row + [.int8]
+  }
+  enum AfterAll: Shape {
+    static let sql = SharedStatements.writeSQL(head: .after, pruning: false)
+    static let name = "pld_write_after"
+    static let types = row + [.int8]
+  }
+  enum AfterPruned: Shape {
+    static let sql = SharedStatements.writeSQL(head: .after, pruning: true)
+    static let name = "pld_write_after_pruned"
+    static let types = row + [.int8, .int8]
+  }
+
+  /// The types of `$1` … `$6`: key hash, key, payload, schema version, author, reason.
+  static let row: [PostgresDataType] = [.text, .text, .text, .int8, .text, .text]
+
+  struct Prepared<S: Shape>: PostgresPreparedStatement {
+    typealias Row = (Int64, Int64)
+    static var sql: String { S.sql }
+    static var name: String { S.name }
+    static var bindingDataTypes: [PostgresDataType] { S.types }
+    let binds: PostgresBindings
+
+    func makeBindings() -> PostgresBindings { binds }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+  }
+}
