@@ -51,6 +51,19 @@ public struct PostgresStoreOptions: Sendable {
   /// options.localCachePath = "/var/lib/checkout/shared-cache.sqlite"
   /// ```
   public var localCachePath: String?
+  /// Whether writes run as prepared statements, each prepared once per connection. Default true.
+  ///
+  /// A prepared write is parsed and planned once per connection instead of at every write: with
+  /// replicas writing at once on a durable server, that halved the server's CPU per write. Set it to
+  /// false behind a connection pooler that hands each transaction to any server connection and does
+  /// not track prepared statements (PgBouncer before 1.21 in transaction mode, or without
+  /// `max_prepared_statements`): writes then go as plain queries, as before.
+  ///
+  /// ```swift
+  /// var options = PostgresStoreOptions()
+  /// options.preparesStatements = false  // behind PgBouncer 1.20 in transaction mode
+  /// ```
+  public var preparesStatements: Bool = true
 
   /// Options with the given retention, decode-failure policy and logger.
   ///

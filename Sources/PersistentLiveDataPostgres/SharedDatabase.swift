@@ -162,16 +162,22 @@ final class SharedDatabase: Sendable {
   func commit(_ writes: [SharedWrite], operation: String) async throws -> [CommittedVersion]? {
     try await ensureSchema()
     let retention = options.retention
+    let prepared = options.preparesStatements
     let committed = try await bounded(operation) { [client] in
       if writes.count == 1 {
-        return try await Self.run(writes[0], retention: retention, on: client).map { [$0] }
+        return try await Self.run(writes[0], retention: retention, prepared: prepared, on: client).map {
+          [$0]
+        }
       }
       return try await client.withConnection { connection in
         try await connection.query("BEGIN", logger: SharedSchema.quiet)
         do {
           var committed: [CommittedVersion] = []
           for write in writes {
-            guard let version = try await Self.run(write, retention: retention, on: connection) else {
+            guard
+              let version = try await Self.run(
+                write, retention: retention, prepared: prepared, on: connection)
+            else {
               try await connection.query("ROLLBACK", logger: SharedSchema.quiet)
               return nil
             }
@@ -202,11 +208,11 @@ final class SharedDatabase: Sendable {
   }
 
   private static func run(
-    _ write: SharedWrite, retention: HistoryRetention, on runner: some SharedQueryRunner
+    _ write: SharedWrite, retention: HistoryRetention, prepared: Bool, on runner: some SharedQueryRunner
   ) async throws -> CommittedVersion? {
     guard
       let (version, milliseconds) = try await SharedWriteStatement.run(
-        write, retention: retention, on: runner)
+        write, retention: retention, prepared: prepared, on: runner)
     else { return nil }
     return CommittedVersion(
       key: write.key, version: version, writtenAtMilliseconds: milliseconds,
@@ -345,12 +351,17 @@ final class SharedDatabase: Sendable {
 /// Something a statement can run on: the client (one pooled connection, autocommit) or the connection
 /// of an open transaction.
 protocol SharedQueryRunner {
+  func run(_ query: PostgresQuery) async throws -> PostgresRowSequence
   func execute<Statement: PostgresPreparedStatement>(
     _ statement: Statement
   ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, Statement.Row>
 }
 
 extension PostgresClient: SharedQueryRunner {
+  func run(_ query: PostgresQuery) async throws -> PostgresRowSequence {
+    try await self.query(query, logger: SharedSchema.quiet)
+  }
+
   func execute<Statement: PostgresPreparedStatement>(
     _ statement: Statement
   ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, Statement.Row> {
@@ -359,6 +370,10 @@ extension PostgresClient: SharedQueryRunner {
 }
 
 extension PostgresConnection: SharedQueryRunner {
+  func run(_ query: PostgresQuery) async throws -> PostgresRowSequence {
+    try await self.query(query, logger: SharedSchema.quiet)
+  }
+
   func execute<Statement: PostgresPreparedStatement>(
     _ statement: Statement
   ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, Statement.Row> {

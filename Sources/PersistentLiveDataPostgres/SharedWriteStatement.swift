@@ -13,27 +13,36 @@ import PostgresNIO
 /// let version = try await SharedWriteStatement.run(write, retention: .all, on: client)
 /// ```
 enum SharedWriteStatement {
-  /// Runs `write` on `runner`; returns its version and `written_at` in milliseconds, or nil when an
-  /// optimistic write found another version in its place.
+  /// Runs `write` on `runner` — prepared, or as a plain query when `prepared` is false
+  /// (``PostgresStoreOptions/preparesStatements``); returns its version and `written_at` in
+  /// milliseconds, or nil when an optimistic write found another version in its place.
   static func run(
-    _ write: SharedWrite, retention: HistoryRetention, on runner: some SharedQueryRunner
+    _ write: SharedWrite, retention: HistoryRetention, prepared: Bool = true,
+    on runner: some SharedQueryRunner
   ) async throws -> (version: Int64, milliseconds: Int64)? {
     let (head, pruning, binds) = SharedStatements.write(write, retention: retention)
     switch (head, pruning) {
-    case (.next, false): return try await first(of: Prepared<NextAll>(binds: binds), on: runner)
-    case (.next, true): return try await first(of: Prepared<NextPruned>(binds: binds), on: runner)
-    case (.first, false): return try await first(of: Prepared<FirstAll>(binds: binds), on: runner)
-    case (.first, true): return try await first(of: Prepared<FirstPruned>(binds: binds), on: runner)
-    case (.after, false): return try await first(of: Prepared<AfterAll>(binds: binds), on: runner)
-    case (.after, true): return try await first(of: Prepared<AfterPruned>(binds: binds), on: runner)
+    case (.next, false): return try await run(NextAll.self, binds, prepared, on: runner)
+    case (.next, true): return try await run(NextPruned.self, binds, prepared, on: runner)
+    case (.first, false): return try await run(FirstAll.self, binds, prepared, on: runner)
+    case (.first, true): return try await run(FirstPruned.self, binds, prepared, on: runner)
+    case (.after, false): return try await run(AfterAll.self, binds, prepared, on: runner)
+    case (.after, true): return try await run(AfterPruned.self, binds, prepared, on: runner)
     }
   }
 
-  private static func first<Shape>(
-    of statement: Prepared<Shape>, on runner: some SharedQueryRunner
+  private static func run<S: Shape>(
+    _ shape: S.Type, _ binds: PostgresBindings, _ prepared: Bool, on runner: some SharedQueryRunner
   ) async throws -> (version: Int64, milliseconds: Int64)? {
-    for try await (version, milliseconds) in try await runner.execute(statement) {
-      return (version, milliseconds)
+    if prepared {
+      for try await (version, milliseconds) in try await runner.execute(Prepared<S>(binds: binds)) {
+        return (version, milliseconds)
+      }
+    } else {
+      let rows = try await runner.run(PostgresQuery(unsafeSQL: S.sql, binds: binds))
+      for try await (version, milliseconds) in rows.decode((Int64, Int64).self) {
+        return (version, milliseconds)
+      }
     }
     return nil
   }

@@ -17,12 +17,13 @@ struct SharedWriteStatementTests {
     let store: PostgresStore
     let running: Task<Void, Never>
 
-    init(_ fixture: SharedFixture, retention: HistoryRetention) {
+    init(_ fixture: SharedFixture, retention: HistoryRetention, prepares: Bool = true) {
       var configuration = fixture.configuration
       configuration.options.maximumConnections = 1
       client = PostgresClient(configuration: configuration)
       var options = PostgresStoreOptions()
       options.retention = retention
+      options.preparesStatements = prepares
       store = PostgresStore(client: client, options: options)
       running = Task { [client] in await client.run() }
     }
@@ -79,6 +80,26 @@ struct SharedWriteStatementTests {
       }
     }
     #expect(try await fixture.psql("SELECT count(*) FROM pld_values WHERE pld_test_extra = 7") != "0")
+    await replica.stop()
+  }
+
+  /// With `preparesStatements` false (behind a pooler that does not track them), every shape runs as a
+  /// plain query: nothing is prepared, and the versions and pruning are the same.
+  @Test func withoutPreparedStatementsNothingIsPreparedAndWritesAreTheSame() async throws {
+    let fixture = try await SharedFixture()
+    let replica = OneConnection(fixture, retention: .last(2), prepares: false)
+    let plain = try await replica.store.liveData("plain", default: 0)
+    let counted = try await replica.store.liveData("counted", default: 0)
+    for value in 1...4 { try await plain.set(value) }
+    for _ in 0..<3 { try await counted.update { $0 += 10 } }
+    try await replica.store.transaction { transaction in
+      try transaction.set(plain, to: 5)
+      try transaction.set(counted, to: 40)
+    }
+    #expect(plain.version == 5 && plain.value == 5)
+    #expect(counted.version == 4 && counted.value == 40)
+    #expect(try await fixture.psql("SELECT count(*) FROM pld_values") == "4", "two kept of each key")
+    #expect(try await replica.prepared() == [], "no statement was prepared")
     await replica.stop()
   }
 

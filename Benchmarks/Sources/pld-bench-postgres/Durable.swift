@@ -42,6 +42,8 @@ enum DurableBenchmark {
     var rates: [Contender: [Double]] = [:]
     var storeRatios: [Double] = []
     var notifyRatios: [Double] = []
+    /// The store against raw postgres-nio sending the same statement prepared.
+    var preparedRatios: [Double] = []
     /// Over the measured rounds: writes, and CPU seconds of the writing processes and of the server.
     var writes: [Contender: Double] = [:]
     var clientCPU: [Contender: Double] = [:]
@@ -81,7 +83,8 @@ enum DurableBenchmark {
         rows.map { row -> [String: Any] in
           [
             name: row.count, "store": row.rate(.store), "raw": row.rate(.raw), "rawNotify": row.rate(.notify),
-            "storeOverRaw": median(row.storeRatios), "rawNotifyOverRaw": median(row.notifyRatios),
+            "rawPrepared": row.rate(.prepared), "storeOverRaw": median(row.storeRatios),
+            "rawNotifyOverRaw": median(row.notifyRatios), "storeOverRawPrepared": median(row.preparedRatios),
             "cpuMicrosecondsPerWrite": Dictionary(
               uniqueKeysWithValues: Contender.allCases.map { contender in
                 let cpu = row.cpuPerWrite(contender)
@@ -166,6 +169,9 @@ enum DurableBenchmark {
         row.storeRatios.append((rates[.store] ?? 0) / raw)
         row.notifyRatios.append((rates[.notify] ?? 0) / raw)
       }
+      if let prepared = rates[.prepared], prepared > 0 {
+        row.preparedRatios.append((rates[.store] ?? 0) / prepared)
+      }
     }
     return row
   }
@@ -175,18 +181,19 @@ enum DurableBenchmark {
     let ratio = { (value: Double) in String(format: "%.2f×", value) }
     print("## \(title)\n")
     print(
-      "| \(first) | SharedLiveData.set | raw, no NOTIFY | raw + NOTIFY in the statement | store / raw no NOTIFY "
-        + "| raw + NOTIFY / raw no NOTIFY |")
-    print("|---|---|---|---|---|---|")
+      "| \(first) | SharedLiveData.set | raw, no NOTIFY | raw + NOTIFY in the statement | raw prepared, no NOTIFY "
+        + "| store / raw no NOTIFY | raw + NOTIFY / raw no NOTIFY | store / raw prepared |")
+    print("|---|---|---|---|---|---|---|---|")
     for row in rows {
       print(
         "| \(row.label) | \(number(row.rate(.store))) | \(number(row.rate(.raw))) | \(number(row.rate(.notify))) "
-          + "| \(ratio(median(row.storeRatios))) | \(ratio(median(row.notifyRatios))) |")
+          + "| \(number(row.rate(.prepared))) | \(ratio(median(row.storeRatios))) "
+          + "| \(ratio(median(row.notifyRatios))) | \(ratio(median(row.preparedRatios))) |")
     }
     print("")
     print("CPU µs per write (writing processes / server; over the measured rounds):\n")
-    print("| \(first) | SharedLiveData.set | raw, no NOTIFY | raw + NOTIFY in the statement |")
-    print("|---|---|---|---|")
+    print("| \(first) | SharedLiveData.set | raw, no NOTIFY | raw + NOTIFY in the statement | raw prepared |")
+    print("|---|---|---|---|---|")
     for row in rows {
       let cells = Contender.allCases.map { contender in
         let cpu = row.cpuPerWrite(contender)
@@ -234,6 +241,9 @@ enum DurableBenchmark {
             let keys = rawByTask[task]
             _ = try await raw.write(
               keys[iteration % keys.count], payload: String(iteration), notify: contender == .notify)
+          case .prepared:
+            let keys = rawByTask[task]
+            _ = try await raw.writePrepared(keys[iteration % keys.count], payload: String(iteration))
           }
         }
         return Sample(
@@ -249,8 +259,9 @@ enum DurableBenchmark {
       notes: [
         "Each writer is a task calling `set` (or sending the raw statement) on its own keys in turn, \(settings.keys)",
         "keys in all; the store and the raw client each have a pool of up to 72 connections. The raw statement",
-        "is the store's (heads upsert + value insert, one statement); \"+ NOTIFY\" adds `pg_notify` inside it,",
-        "as the store's writes did before issue 27; the store now notifies after the commit.",
+        "is the store's (heads upsert + value insert, one statement), sent as a query; \"+ NOTIFY\" adds `pg_notify`",
+        "inside it, as the store's writes did before issue 27; \"raw prepared\" sends it as a prepared statement, as",
+        "the store now does. The store notifies after the commit, gathering the notifications of concurrent writes.",
       ])
     return rows
   }
@@ -319,7 +330,11 @@ enum DurableBenchmark {
       print(
         "Goal (issue 27): 4 replica processes × \(settings.tasksPerReplica) tasks ≥ 0.90× raw postgres-nio without "
           + "NOTIFY: \(String(format: "%.2f", median(headline.storeRatios)))× (per round: "
-          + headline.storeRatios.map { String(format: "%.2f", $0) }.joined(separator: ", ") + ")\n")
+          + headline.storeRatios.map { String(format: "%.2f", $0) }.joined(separator: ", ")
+          + "); against raw "
+          + "postgres-nio sending the statement prepared, as the store does: "
+          + "\(String(format: "%.2f", median(headline.preparedRatios)))× (per round: "
+          + headline.preparedRatios.map { String(format: "%.2f", $0) }.joined(separator: ", ") + ")\n")
     }
     return rows
   }

@@ -47,6 +47,9 @@ enum ReplicaChild {
           let keys = rawByTask[task]
           _ = try await raw.write(
             keys[iteration % keys.count], payload: String(iteration), notify: contender == .notify)
+        case .prepared:
+          let keys = rawByTask[task]
+          _ = try await raw.writePrepared(keys[iteration % keys.count], payload: String(iteration))
         }
       }
       try FileHandle.standardOutput.write(

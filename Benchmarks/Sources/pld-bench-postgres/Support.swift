@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PersistentLiveData
 import PersistentLiveDataPostgres
 import PostgresNIO
@@ -88,6 +89,49 @@ final class RawWriter: Sendable {
     return 0
   }
 
+  /// ``write(_:payload:notify:)`` without the notification, as a prepared statement.
+  func writePrepared(_ key: RawKey, payload: String) async throws -> Int64 {
+    for try await version in try await client.execute(
+      RawPreparedWrite(hash: key.hash, name: key.name, payload: payload), logger: Self.quiet)
+    {
+      return version
+    }
+    return 0
+  }
+
+  private static let quiet = Logger(label: "raw", factory: { _ in SwiftLogNoOpLogHandler() })
+
+  /// The statement of ``write(_:payload:notify:)`` without the notification, prepared.
+  struct RawPreparedWrite: PostgresPreparedStatement {
+    typealias Row = Int64
+    static let sql = """
+      WITH head AS (
+        INSERT INTO pld_heads AS h (key_hash, key, version) VALUES ($1, $2, 1)
+        ON CONFLICT (key_hash) DO UPDATE SET version = h.version + 1 RETURNING h.version
+      ), inserted AS (
+        INSERT INTO pld_values (key_hash, version, payload, schema_version)
+        SELECT $1, version, $3, $4 FROM head
+        RETURNING version, written_at
+      )
+      SELECT inserted.version, (extract(epoch FROM inserted.written_at) * 1000)::bigint FROM inserted
+      """
+    static let bindingDataTypes: [PostgresDataType] = [.text, .text, .text, .int8]
+    let hash: String
+    let name: String
+    let payload: String
+
+    func makeBindings() -> PostgresBindings {
+      var binds = PostgresBindings(capacity: 4)
+      binds.append(hash)
+      binds.append(name)
+      binds.append(payload)
+      binds.append(Int64(1))
+      return binds
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Int64 { try row.decode((Int64, Int64).self).0 }
+  }
+
   private static let notified = """
     , notified AS (
       SELECT pg_notify('pld_changes', inserted.version::text || ' raw k ' || $2) FROM inserted
@@ -101,14 +145,19 @@ struct RawKey: Sendable {
   let hash: String
 }
 
-/// The three contenders of the scaling tables.
+/// The four contenders of the scaling tables.
 enum Contender: String, CaseIterable, Sendable {
-  /// `SharedLiveData.set`: the store's statement, then its notification in a statement of its own.
+  /// `SharedLiveData.set`: the store's statement (prepared), then its notification, gathered with
+  /// others, in a statement of its own.
   case store
-  /// Raw postgres-nio, the same statement, no notification at all.
+  /// Raw postgres-nio, the same statement sent as a query (parsed and planned each time), no
+  /// notification at all: the baseline of issue 27's goal.
   case raw
   /// Raw postgres-nio, the same statement with `pg_notify` inside it (the store's old write).
   case notify
+  /// Raw postgres-nio, the same statement as a `PostgresPreparedStatement`, no notification: what the
+  /// store's writes do on the server since they are prepared.
+  case prepared
 
   /// The order of round `round`: every contender starts one round in three.
   static func order(round: Int) -> [Contender] {

@@ -40,13 +40,13 @@ let jsonPath = arguments.firstIndex(of: "--json").flatMap {
 let server: PostgresTestServer
 do {
   if durable {
-    server = try await PostgresTestServer.start(
+    server = try PostgresTestServer.start(
       durable: true, root: ProcessInfo.processInfo.environment["PLD_BENCH_PG_ROOT"] ?? "/var/tmp")
   } else {
     if ProcessInfo.processInfo.environment["PLD_POSTGRES_URL"] != nil {
-      server = try await PostgresTestServer.shared()
+      server = try PostgresTestServer.shared()
     } else {
-      server = try await PostgresTestServer.start()
+      server = try PostgresTestServer.start()
     }
   }
 } catch {
@@ -204,6 +204,6 @@ do {
   }
 } catch {
   FileHandle.standardError.write(Data("pld-bench-postgres: \(error)\n".utf8))
-  await server.stop()
+  server.stop()
   exit(1)
 }
