@@ -4,8 +4,8 @@
     python3 Benchmarks/chart-postgres.py RESULT.json Benchmarks/postgres-scaling.png
 
 Left: writers (tasks) on one replica; right: replica processes x tasks each. Writes per second (the
-median round) of SharedLiveData.set, raw postgres-nio without NOTIFY and raw postgres-nio with
-pg_notify inside the statement, on a durable server (fsync on).
+median round) of SharedLiveData.set, raw postgres-nio without NOTIFY (sent as a query, and prepared)
+and raw postgres-nio with pg_notify inside the statement, on a durable server (fsync on).
 """
 
 import json
@@ -17,8 +17,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 SERIES = [
-    ("store", "SharedLiveData.set (NOTIFY after the commit)", "tab:blue", "o"),
-    ("raw", "raw postgres-nio, no NOTIFY", "tab:green", "s"),
+    ("store", "SharedLiveData.set (prepared; NOTIFY after the commit, gathered)", "tab:blue", "o"),
+    ("raw", "raw postgres-nio, no NOTIFY (query)", "tab:green", "s"),
+    ("rawPrepared", "raw postgres-nio, no NOTIFY (prepared)", "tab:olive", "D"),
     ("rawNotify", "raw postgres-nio, pg_notify in the statement", "tab:red", "^"),
 ]
 
@@ -26,7 +27,8 @@ SERIES = [
 def panel(axis, rows, key, label, tasks=None):
     counts = [row[key] for row in rows]
     for name, title, color, marker in SERIES:
-        axis.plot(counts, [row[name] for row in rows], marker=marker, color=color, label=title)
+        if all(name in row for row in rows):
+            axis.plot(counts, [row[name] for row in rows], marker=marker, color=color, label=title)
     axis.set_xscale("log", base=2)
     axis.set_xticks(counts)
     axis.set_xticklabels([f"{c}" if tasks is None else f"{c}×{tasks}" for c in counts])

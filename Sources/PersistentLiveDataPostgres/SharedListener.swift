@@ -288,6 +288,7 @@ struct SharedListener: Sendable {
     var heard = false
     let origin = database.origin.utf8
     for entry in SharedNotification.Entry.all(in: payload) where !entry.origin.elementsEqual(origin) {
+      if !heard { database.notifier.writers.heard(entry.origin) }
       heard = true
       let named = String(Substring(entry.name))
       let key = entry.isHash ? database.key(forHash: named) : named

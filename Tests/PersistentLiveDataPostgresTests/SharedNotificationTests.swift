@@ -178,6 +178,40 @@ struct SharedNotificationTests {
     await b.shutDown()
   }
 
+  /// Gathering spaces a replica's statements by the replicas heard writing: 25 ms alone, 100 ms among
+  /// four, never more than 250 ms; a replica silent for the window no longer counts.
+  @Test func theIntervalGrowsWithTheReplicasHeardWriting() {
+    #expect(SharedNotifier.interval(writers: 1) == .milliseconds(25))
+    #expect(SharedNotifier.interval(writers: 4) == .milliseconds(100))
+    #expect(SharedNotifier.interval(writers: 64) == SharedNotifier.longestInterval)
+    let writers = WritingReplicas()
+    let now = ContinuousClock.now
+    #expect(writers.count(at: now) == 1, "this replica alone")
+    for origin in ["a1", "b2", "c3", "a1"] { writers.heard("\(origin)"[...].utf8, at: now) }
+    #expect(writers.count(at: now) == 4)
+    writers.heard("b2"[...].utf8, at: now + .seconds(1))
+    #expect(writers.count(at: now + WritingReplicas.window + .milliseconds(1)) == 2, "only b2 spoke lately")
+    #expect(writers.count(at: now + .seconds(10)) == 1)
+  }
+
+  /// Two replicas writing at once: each hears the other, and counts two writers.
+  @Test func replicasWritingAtOnceCountEachOther() async throws {
+    let fixture = try await SharedFixture()
+    let a = fixture.replica()
+    let b = fixture.replica()
+    try await Listeners.expectListening([a, b], fixture, "the replicas listen")
+    let onA = try await a.store.liveData("writer-a", default: 0)
+    let onB = try await b.store.liveData("writer-b", default: 0)
+    for value in 1...5 {
+      try await onA.set(value)
+      try await onB.set(value)
+    }
+    #expect(await eventually(.seconds(10)) { a.store.database.notifier.writers.count() == 2 })
+    #expect(await eventually(.seconds(10)) { b.store.database.notifier.writers.count() == 2 })
+    await a.shutDown()
+    await b.shutDown()
+  }
+
   /// Packing entries: in order, each payload within the limit, none split, none empty.
   @Test func entriesArePackedIntoPayloadsWithinTheLimit() {
     let entries = (0..<500).map { "\($0) 5f3a k key-\($0)-" + String(repeating: "y", count: $0 % 97) }
