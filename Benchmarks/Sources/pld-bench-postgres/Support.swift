@@ -68,23 +68,9 @@ final class RawWriter: Sendable {
   /// retention `.all`), with the same binds; `notify` adds the `pg_notify` the store used to send inside
   /// the statement (and so inside the transaction).
   func write(_ key: RawKey, payload: String, notify: Bool) async throws -> Int64 {
-    var binds = PostgresBindings(capacity: 4)
-    binds.append(key.hash)
-    binds.append(key.name)
-    binds.append(payload)
-    binds.append(Int64(1))
-    let sql = """
-      WITH head AS (
-        INSERT INTO pld_heads AS h (key_hash, key, version) VALUES ($1, $2, 1)
-        ON CONFLICT (key_hash) DO UPDATE SET version = h.version + 1 RETURNING h.version
-      ), inserted AS (
-        INSERT INTO pld_values (key_hash, version, payload, schema_version)
-        SELECT $1, version, $3, $4 FROM head
-        RETURNING version, written_at
-      )\(notify ? Self.notified : "")
-      SELECT inserted.version, (extract(epoch FROM inserted.written_at) * 1000)::bigint FROM inserted\(notify ? ", notified" : "")
-      """
-    let rows = try await client.query(PostgresQuery(unsafeSQL: sql, binds: binds))
+    let query = PostgresQuery(
+      unsafeSQL: notify ? Self.notifyingSQL : Self.plainSQL, binds: Self.binds(key.hash, key.name, payload))
+    let rows = try await client.query(query)
     for try await (version, _) in rows.decode((Int64, Int64).self) { return version }
     return 0
   }
@@ -101,33 +87,43 @@ final class RawWriter: Sendable {
 
   private static let quiet = Logger(label: "raw", factory: { _ in SwiftLogNoOpLogHandler() })
 
+  /// The statement: `$1` key hash, `$2` key, `$3` payload, `$4` schema version.
+  static func sql(notify: Bool) -> String {
+    """
+    WITH head AS (
+      INSERT INTO pld_heads AS h (key_hash, key, version) VALUES ($1, $2, 1)
+      ON CONFLICT (key_hash) DO UPDATE SET version = h.version + 1 RETURNING h.version
+    ), inserted AS (
+      INSERT INTO pld_values (key_hash, version, payload, schema_version)
+      SELECT $1, version, $3, $4 FROM head
+      RETURNING version, written_at
+    )\(notify ? notified : "")
+    SELECT inserted.version, (extract(epoch FROM inserted.written_at) * 1000)::bigint FROM inserted\(notify ? ", notified" : "")
+    """
+  }
+
+  static let plainSQL = sql(notify: false)
+  static let notifyingSQL = sql(notify: true)
+
+  static func binds(_ hash: String, _ name: String, _ payload: String) -> PostgresBindings {
+    var binds = PostgresBindings(capacity: 4)
+    binds.append(hash)
+    binds.append(name)
+    binds.append(payload)
+    binds.append(Int64(1))
+    return binds
+  }
+
   /// The statement of ``write(_:payload:notify:)`` without the notification, prepared.
   struct RawPreparedWrite: PostgresPreparedStatement {
     typealias Row = Int64
-    static let sql = """
-      WITH head AS (
-        INSERT INTO pld_heads AS h (key_hash, key, version) VALUES ($1, $2, 1)
-        ON CONFLICT (key_hash) DO UPDATE SET version = h.version + 1 RETURNING h.version
-      ), inserted AS (
-        INSERT INTO pld_values (key_hash, version, payload, schema_version)
-        SELECT $1, version, $3, $4 FROM head
-        RETURNING version, written_at
-      )
-      SELECT inserted.version, (extract(epoch FROM inserted.written_at) * 1000)::bigint FROM inserted
-      """
+    static let sql = RawWriter.plainSQL
     static let bindingDataTypes: [PostgresDataType] = [.text, .text, .text, .int8]
     let hash: String
     let name: String
     let payload: String
 
-    func makeBindings() -> PostgresBindings {
-      var binds = PostgresBindings(capacity: 4)
-      binds.append(hash)
-      binds.append(name)
-      binds.append(payload)
-      binds.append(Int64(1))
-      return binds
-    }
+    func makeBindings() -> PostgresBindings { RawWriter.binds(hash, name, payload) }
 
     func decodeRow(_ row: PostgresRow) throws -> Int64 { try row.decode((Int64, Int64).self).0 }
   }
