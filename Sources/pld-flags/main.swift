@@ -3,7 +3,9 @@
 //
 //   pld-flags ENDPOINT USER DATABASE [PORT]
 //
-// ENDPOINT is a Unix socket path (starting with "/") or HOST:PORT of the PostgreSQL server; a password, if
+// ENDPOINT is a Unix socket path (starting with "/"; a directory, such as /var/run/postgresql, means the
+// socket `.s.PGSQL.PORT` in it, PORT from PGPORT or 5432, as psql takes it) or HOST:PORT of the PostgreSQL
+// server; a password, if
 // the server needs one, comes in the environment variable PLD_FLAGS_PASSWORD. PORT (default 8080; 0 for
 // any free one) is where it serves, on 127.0.0.1:
 //
@@ -35,7 +37,13 @@ typealias Flags = [String: Bool]
 func configuration(endpoint: String, user: String, database: String) -> PostgresClient.Configuration? {
   let password = ProcessInfo.processInfo.environment["PLD_FLAGS_PASSWORD"]
   if endpoint.hasPrefix("/") {
-    return .init(unixSocketPath: endpoint, username: user, password: password, database: database)
+    // A directory is where the server keeps its socket, as psql takes it: `.s.PGSQL.PORT` inside it, the
+    // port from PGPORT (5432 when unset).
+    var isDirectory: ObjCBool = false
+    let socket =
+      FileManager.default.fileExists(atPath: endpoint, isDirectory: &isDirectory) && isDirectory.boolValue
+      ? "\(endpoint)/.s.PGSQL.\(ProcessInfo.processInfo.environment["PGPORT"] ?? "5432")" : endpoint
+    return .init(unixSocketPath: socket, username: user, password: password, database: database)
   }
   let parts = endpoint.split(separator: ":")
   guard parts.count == 2, let port = Int(parts[1]) else { return nil }

@@ -16,7 +16,8 @@ struct FlagsExampleTests {
   @Test func twoReplicasServeTheSameFlagsAndTheirMetricsInPrometheusFormat() async throws {
     let fixture = try await SharedFixture()
     let first = try await Self.start(fixture)
-    let second = try await Self.start(fixture)
+    // The README's form: the socket's directory, as psql takes it.
+    let second = try await Self.start(fixture, socketDirectory: true)
     // A test that throws leaves them killed (reaped when the process objects go); one that returns stops
     // them below, waiting on threads of their own.
     var stopped = false
@@ -62,11 +63,12 @@ struct FlagsExampleTests {
   }
 
   static func start(
-    _ fixture: SharedFixture, environment extra: [String: String] = [:]
+    _ fixture: SharedFixture, socketDirectory: Bool = false, environment extra: [String: String] = [:]
   ) async throws -> Running {
     let endpoint: String
     switch fixture.server.endpoint {
-    case .socket(let path): endpoint = path
+    case .socket(let path):
+      endpoint = socketDirectory ? URL(fileURLWithPath: path).deletingLastPathComponent().path : path
     case .host(let host, let port): endpoint = "\(host):\(port)"
     }
     var environment: [String: String] = [:]
