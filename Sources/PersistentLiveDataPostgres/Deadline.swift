@@ -21,17 +21,17 @@ func withDeadline<Result: Sendable>(
     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Result, any Error>) in
       race.begin(continuation)
       let work = Task {
+        // The time counts from when the call starts running: a call still waiting for a thread (a
+        // cooperative pool kept busy elsewhere) has not waited on the server yet.
+        let deadline = Deadlines.shared.add(ContinuousClock.now + timeout) {
+          race.finish(with: .failure(SharedStoreError.timedOut(operation: operation, after: timeout)))
+        }
         let outcome: Swift.Result<Result, any Error>
         do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
+        Deadlines.shared.remove(deadline)
         race.finish(with: outcome)
       }
-      let deadline = Deadlines.shared.add(ContinuousClock.now + timeout) {
-        race.finish(with: .failure(SharedStoreError.timedOut(operation: operation, after: timeout)))
-      }
-      race.onFinish {
-        work.cancel()
-        Deadlines.shared.remove(deadline)
-      }
+      race.onFinish { work.cancel() }
     }
   } onCancel: {
     race.finish(with: .failure(CancellationError()))
