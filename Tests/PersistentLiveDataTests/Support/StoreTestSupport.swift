@@ -110,13 +110,31 @@ func run(_ executable: String, _ arguments: [String]) throws -> ProcessResult {
   process.standardOutput = output
   process.standardError = errors
   try process.run()
-  process.waitUntilExit()
+  let status = waitForExit(process)
   try? output.close()
   try? errors.close()
   return ProcessResult(
-    status: process.terminationStatus,
+    status: status,
     output: String(decoding: (try? Data(contentsOf: outputURL)) ?? Data(), as: UTF8.self),
     errorOutput: String(decoding: (try? Data(contentsOf: errorURL)) ?? Data(), as: UTF8.self))
+}
+
+/// Waits for `process` to end and returns its exit status (128 + the signal for one killed by a signal).
+///
+/// Foundation's `waitUntilExit` can miss a child's end on Linux: in one CI run a `chattr` child stayed a
+/// zombie while the test waited for it until the run was stopped. `waitpid` reaps the child itself; when
+/// Foundation reaped it first, its own wait has the status.
+func waitForExit(_ process: Process) -> Int32 {
+  let pid = process.processIdentifier
+  var status: Int32 = 0
+  var result: pid_t
+  repeat { result = waitpid(pid, &status, 0) } while result == -1 && errno == EINTR
+  guard result == pid else {
+    process.waitUntilExit()
+    return process.terminationStatus
+  }
+  let signal = status & 0x7f
+  return signal == 0 ? (status >> 8) & 0xff : 128 + signal
 }
 
 /// The sqlite3 command-line client, an independent reader of our files.
