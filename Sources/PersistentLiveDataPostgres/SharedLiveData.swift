@@ -211,7 +211,11 @@ public final class SharedLiveData<Value: Codable & Sendable>: StoredLiveData<Val
         try await database.rows(key: key, after: after, limit: limit)
       }
     }
-    return AsyncThrowingStream(unfolding: { try await reader.next() })
+    // The stream holds the live value while it is consumed (as `values` does).
+    return AsyncThrowingStream(unfolding: { [self] in
+      _ = self
+      return try await reader.next()
+    })
   }
 
   /// True while `value` came from the local cache and the server has not confirmed this key since.

@@ -33,6 +33,9 @@ open class StoredLiveData<Value: Codable & Sendable>: LiveData<Value>, @unchecke
   /// When the recent versions were committed, for versioned observers: recorded before memory moves to
   /// a version, read from the store for a version that reached memory without its time.
   package let commitTimes: CommitTimes
+  /// The instance itself while it has observers: a store holds its live values weakly, so a value nobody
+  /// else references lives exactly as long as someone observes it (see `observedStateDidChange(_:)`).
+  @MainActor private var heldWhileObserved: StoredLiveData?
 
   package init(value: Value, version: Int64, decoding: StoredValueDecoding<Value>, commitTimes: CommitTimes) {
     key = decoding.key
@@ -52,6 +55,34 @@ open class StoredLiveData<Value: Codable & Sendable>: LiveData<Value>, @unchecke
   /// Moves to the default value at the version a removal of the key took; a backend whose keys cannot
   /// be removed never calls it, and nothing moves.
   package func receiveRemoval(version removal: Int64, onMainActor: Bool) -> CommitEffect { .none }
+
+  // MARK: Kept alive by its observers
+
+  /// Observed, the value holds itself until its last observer goes: `try store.liveData("k", default:
+  /// 0).observe(owner: self) { … }` keeps delivering although nobody keeps the value. Removing the last
+  /// observer (or its owner going, or its lifecycle ending) releases it.
+  @MainActor override func observedStateDidChange(_ observed: Bool) {
+    heldWhileObserved = observed ? self : nil
+  }
+
+  /// Observers bound to a plain object are dropped when a delivery finds their owner gone; while nothing
+  /// is delivered, ``OwnerSweep`` looks for gone owners, so that the value is released all the same.
+  @MainActor override func objectBindingDidChange(_ bound: Bool) {
+    if bound {
+      OwnerSweep.shared.watch(self)
+    } else {
+      OwnerSweep.shared.unwatch(self)
+    }
+  }
+
+  /// A consumer of ``LiveData/values`` keeps the value alive until it stops consuming.
+  override var isKeptAliveByConsumers: Bool { true }
+}
+
+extension StoredLiveData: OwnerSweep.Swept {
+  @MainActor func removeObserversOfGoneOwners() {
+    _ = hasObservers  // reading it removes the observers whose owner is gone
+  }
 }
 
 extension StoredLiveData: StoredLiveValue {}

@@ -4,8 +4,12 @@ extension LiveData {
   /// If `owner` is a ``LifecycleOwner`` (or a ``ScopeLifecycle``, or a ``LifecycleDependent`` whose scope
   /// is set at registration), values arrive only while its scope is active, the latest undelivered version
   /// arrives when it becomes active again, and the observer is removed when the scope reaches
-  /// ``LifecycleState/deinitialized``. Any other object counts as active while it is alive. The owner is never retained; once it is gone, the observer is removed and never
-  /// called again.
+  /// ``LifecycleState/deinitialized``. Any other object counts as active while it is alive. The owner is
+  /// never retained; once it is gone, the observer is removed and never called again.
+  ///
+  /// A store's value (``PersistentLiveData`` and the shared store's) is kept alive by its observers: the
+  /// store holds it weakly, and an observed one stays until its last observer goes, so
+  /// `try store.liveData("k", default: 0).observe(owner: self) { … }` needs no reference of its own.
   ///
   /// ```swift
   /// viewModel.title.observe(owner: screen) { title in

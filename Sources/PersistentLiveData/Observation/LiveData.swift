@@ -95,6 +95,12 @@ open class LiveData<Value: Sendable>: @unchecked Sendable {
     registry.onLifecycleHoldChange = { [weak self] held in
       self?.lifecycleHoldDidChange(held)
     }
+    registry.onObservedChange = { [weak self] observed in
+      self?.observedStateDidChange(observed)
+    }
+    registry.onObjectBindingChange = { [weak self] bound in
+      self?.objectBindingDidChange(bound)
+    }
     observerRegistry = registry
     return registry
   }
@@ -106,6 +112,19 @@ open class LiveData<Value: Sendable>: @unchecked Sendable {
   /// Called when the first observer bound to a lifecycle registers (`true`) and when the last one goes
   /// (`false`). A mediator, which those lifecycles then hold, passes the hold on to its sources.
   @MainActor func lifecycleHoldDidChange(_ held: Bool) {}
+
+  /// Called when the first observer registers (`true`) and when the last one goes (`false`), whatever
+  /// it is bound to. A store's live value holds itself in between (see `StoredLiveData`).
+  @MainActor func observedStateDidChange(_ observed: Bool) {}
+
+  /// Called when the first observer bound to a plain object (not a lifecycle, not forever) registers
+  /// (`true`) and when the last one goes (`false`).
+  @MainActor func objectBindingDidChange(_ bound: Bool) {}
+
+  /// Whether a consumer of ``values`` keeps this LiveData alive until it stops consuming: a store's
+  /// live value, which nobody else may hold. A plain LiveData belongs to whoever created it, and its
+  /// sequences end when it is released.
+  var isKeptAliveByConsumers: Bool { false }
 
   /// The registry if one exists, without creating it.
   @MainActor var existingRegistry: ObserverRegistry<Value>? { observerRegistry }

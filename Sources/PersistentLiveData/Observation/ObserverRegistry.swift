@@ -22,6 +22,12 @@
   var onEntryActivated: (@MainActor (ObserverEntry<Value>) -> Void)?
   /// Called with `true` on 0 → 1 lifecycle-bound entries and `false` on 1 → 0.
   var onLifecycleHoldChange: (@MainActor (Bool) -> Void)?
+  /// Called with `true` on 0 → 1 registered entries and `false` on 1 → 0.
+  var onObservedChange: (@MainActor (Bool) -> Void)?
+  /// Called with `true` on 0 → 1 entries bound to a plain object (neither forever nor a lifecycle) and
+  /// `false` on 1 → 0: only a sweep notices that such an owner is gone while nothing is delivered.
+  var onObjectBindingChange: (@MainActor (Bool) -> Void)?
+  private var objectBoundCount = 0
 
   nonisolated init() {}
 
@@ -56,6 +62,11 @@
     entries.append(entry)
     index[id] = entry
     observer.attach(to: self)
+    if binding == .object {
+      objectBoundCount += 1
+      if objectBoundCount == 1 { onObjectBindingChange?(true) }
+    }
+    if index.count == 1 { onObservedChange?(true) }
 
     entry.deliversOnActivation = deliversCurrent
     if let lifecycle {
@@ -109,11 +120,17 @@
     removedCount += 1
     setActive(entry, false)
     if entry.binding == .lifecycle { changeLifecycleBoundCount(by: -1) }
-    // Last: cancelling releases what the scope held for the entry, possibly the LiveData itself.
+    if entry.binding == .object {
+      objectBoundCount -= 1
+      if objectBoundCount == 0 { onObjectBindingChange?(false) }
+    }
+    // Last: cancelling releases what the scope held for the entry, and the last entry's removal what
+    // the LiveData holds while observed — either may be the LiveData itself.
     let subscription = entry.lifecycleSubscription
     entry.lifecycleSubscription = nil
     subscription?.cancel()
     compactIfNeeded()
+    if index.isEmpty { onObservedChange?(false) }
   }
 
   func removeAll(where shouldRemove: (ObserverEntry<Value>) -> Bool) {

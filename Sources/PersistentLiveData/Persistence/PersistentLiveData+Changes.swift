@@ -50,6 +50,10 @@ extension PersistentLiveData {
         return nil
       }
     }
-    return AsyncThrowingStream(unfolding: { try await reader.next() })
+    // The stream holds the live value while it is consumed (as `values` does).
+    return AsyncThrowingStream(unfolding: { [self] in
+      _ = self
+      return try await reader.next()
+    })
   }
 }

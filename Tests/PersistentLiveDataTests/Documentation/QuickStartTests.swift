@@ -53,11 +53,14 @@ func showSettings(storedAt path: String) throws -> SettingsScreen {
     let folder = try TemporaryDirectory()
     let path = folder.path("app/settings.db")
     printedLines = []
-    let screen = try showSettings(storedAt: path)
-    #expect(screen.shown == ["light 14pt", "light 16pt", "dark 18pt", "light 16pt"])
-    // The history it printed, newest first: "v2 2026-01-01 12:00:00 +0000: dark".
-    #expect(printedLines.map { $0.prefix(3) } == ["v2 ", "v1 "])
-    #expect(printedLines.map { $0.split(separator: ": ").last } == ["dark", "light"])
+    do {
+      let screen = try showSettings(storedAt: path)
+      #expect(screen.shown == ["light 14pt", "light 16pt", "dark 18pt", "light 16pt"])
+      // The history it printed, newest first: "v2 2026-01-01 12:00:00 +0000: dark".
+      #expect(printedLines.map { $0.prefix(3) } == ["v2 ", "v1 "])
+      #expect(printedLines.map { $0.split(separator: ": ").last } == ["dark", "light"])
+    }
+    // The screen is gone, and with its observation the value and the store it kept open.
 
     // Run it again: the state continues from the file.
     let store = try PersistentStore(path: path)
