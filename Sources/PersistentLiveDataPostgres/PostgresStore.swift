@@ -245,7 +245,8 @@ public final class PostgresStore: Service, Sendable {
       ($0.element.write.keyHash, $0.offset) < ($1.element.write.keyHash, $1.offset)
     }.map(\.element)
     guard let committed = try await database.commit(ordered.map(\.write), operation: "transaction") else {
-      return
+      // A conditional write (SharedTransaction.set(_:to:ifVersion:)) refused: nothing committed.
+      throw try await database.conflict(among: ordered.map(\.write))
     }
     let onMainActor = isolation === MainActor.shared
     var effect = CommitEffect.none
@@ -299,10 +300,36 @@ public final class SharedTransaction {
   ///   `PersistentLiveDataError.encodingFailed(key:reason:)` or `.valueTooDeep(key:depth:)` (a value
   ///   nested deeper than the 512 levels `JSONDecoder` reads back).
   public func set<Value>(_ data: SharedLiveData<Value>, to value: Value) throws {
+    try stage(value, of: data, ifVersion: nil)
+  }
+
+  /// Stages `value` as the next version of `data`'s key, only if the key is still at `expected` when
+  /// the transaction commits; otherwise the whole transaction commits nothing and throws
+  /// ``VersionConflict``.
+  ///
+  /// ```swift
+  /// try await store.transaction { transaction in
+  ///   try transaction.set(flags, to: edited, ifVersion: shownVersion)
+  ///   try transaction.set(auditLog, to: log + [entry])
+  /// }
+  /// ```
+  /// - Parameters:
+  ///   - data: A live value of the same store.
+  ///   - value: The value to write.
+  ///   - expected: The version the key must still be at (0: never written).
+  /// - Throws: As ``set(_:to:)``.
+  public func set<Value>(_ data: SharedLiveData<Value>, to value: Value, ifVersion expected: Int64) throws {
+    try stage(value, of: data, ifVersion: expected)
+  }
+
+  private func stage<Value>(_ value: Value, of data: SharedLiveData<Value>, ifVersion expected: Int64?) throws
+  {
     guard data.database === database else { throw SharedStoreError.foreignValue(key: data.key) }
     let payload = String(decoding: try ValueCodec.encode(value, key: data.key), as: UTF8.self)
+    var write = try data.write(payload)
+    write.expectedVersion = expected
     staged.append(
-      Staged(write: try data.write(payload)) { committed, onMainActor in
+      Staged(write: write) { committed, onMainActor in
         data.commitTimes.record(
           committed.version, milliseconds: committed.writtenAtMilliseconds, attribution: committed.attribution
         )

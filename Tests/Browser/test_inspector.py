@@ -403,6 +403,33 @@ class InspectorTests(unittest.TestCase):
         value = json.loads(tool("get", path, "settings"))
         self.assertEqual(value, json.loads(tool("get", path, "settings", "--version", "1")))
 
+    def test_a_rollback_clicked_on_a_stale_timeline_is_refused(self):
+        path = self.sample()
+        server = self.serve(path, "--allow-writes")
+        self.open(server)
+        articles = self.open_timeline("settings")
+        button = articles[-1].find_element(By.CSS_SELECTOR, "button.rollback")
+        button.click()
+        self.assertIn("Confirm", button.text)
+        # In one script, before the page hears of it: another writer moves the key on (a rollback sent
+        # without If-Match), then the user confirms on the timeline that still shows version 3.
+        status = self.driver.execute_script("""
+            const request = new XMLHttpRequest();
+            request.open("POST", "/api/keys/settings/rollback", false);
+            request.setRequestHeader("Content-Type", "application/json");
+            request.send(JSON.stringify({version: 2}));
+            arguments[0].click();
+            return request.status;
+        """, button)
+        self.assertEqual(status, 200)
+        notice = self.driver.find_element(By.ID, "notice")
+        wait_until(lambda: "Not rolled back" in notice.text, message="the refusal on the stale page")
+        self.assertIn("now at version 4", notice.text)
+        self.assertIn("showed 3", notice.text)
+        self.wait_version("settings", 4)
+        self.assertEqual(json.loads(tool("history", path, "settings", "--json", "--limit", "1"))[0]["version"], 4,
+                         "the stale rollback wrote nothing")
+
     # MARK: a shared store
 
     def test_a_shared_store_with_two_replicas_writing(self):

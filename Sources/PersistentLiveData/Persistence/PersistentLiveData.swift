@@ -101,9 +101,9 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
       do {
         try write(candidate, payload: payload, expectedVersion: base.version, isolation: isolation)
         return candidate
-      } catch let conflict as VersionConflict {
+      } catch let stale as StaleWrite {
         database.instrumentation.countRetry()
-        try reload(expecting: conflict.latestVersion, isolation: isolation)
+        try reload(expecting: stale.latestVersion, isolation: isolation)
       }
     }
   }
@@ -210,7 +210,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
   }
 
   /// Commits an encoded value; memory moves with the commit (see ``PendingWrite``).
-  private func write(
+  func write(
     _ newValue: Value, payload: Data, expectedVersion: Int64?, isolation: isolated (any Actor)?
   ) throws {
     let write = try pendingWrite(

@@ -22,7 +22,7 @@ extension PersistentStore {
     do {
       try database.commit(write)
       return true
-    } catch is VersionConflict {
+    } catch is StaleWrite {
       return false
     }
   }

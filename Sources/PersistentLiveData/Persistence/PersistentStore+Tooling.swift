@@ -8,10 +8,18 @@ extension PersistentStore {
   ///
   /// - Parameter schemaVersion: The ``PersistentValue/schemaVersion`` to record (at least 1); nil for
   ///   the schema version of the key's newest version (1 for a new key), read in the write transaction.
-  package func setJSON(_ json: Data, forKey key: String, schemaVersion: Int? = nil) throws -> Int64 {
+  ///
+  /// With `expectedVersion`, only if the key is still at that version (0: it has none).
+  ///
+  /// - Throws: ``VersionConflict`` when the key is at another version than `expectedVersion` (nothing
+  ///   is written then), or as a write.
+  package func setJSON(
+    _ json: Data, forKey key: String, schemaVersion: Int? = nil, ifVersion expectedVersion: Int64? = nil
+  ) throws -> Int64 {
     try StoreKey.validate(key)
     let payload = try Self.canonicalJSON(json, key: key)
-    return try writeRaw(payload, key: key, schemaVersion: schemaVersion.map { max(1, $0) })
+    return try writeRaw(
+      payload, key: key, schemaVersion: schemaVersion.map { max(1, $0) }, ifVersion: expectedVersion)
   }
 
   /// Stores `json` as `version` of `key`, written at `writtenAtMilliseconds`, with `schemaVersion`: a
@@ -37,7 +45,7 @@ extension PersistentStore {
     write.restoring = (version, Date(timeIntervalSince1970: Double(writtenAtMilliseconds) / 1_000))
     do {
       try database.commit(write)
-    } catch is VersionConflict {
+    } catch is StaleWrite {
       throw PersistentLiveDataError.unknownVersion(key: key, version: version)
     }
   }
@@ -52,11 +60,20 @@ extension PersistentStore {
 
   /// Writes the content of `version` of `key` as a new version, with that version's schema version
   /// (raw JSON cannot be upgraded without the type), and returns it.
-  package func rollbackJSON(key: String, to version: Int64) throws -> Int64 {
+  ///
+  /// With `expectedVersion`, only if the key is still at that version (the inspector's `If-Match`).
+  ///
+  /// - Throws: ``VersionConflict`` when the key is at another version than `expectedVersion` (nothing
+  ///   is written then), ``PersistentLiveDataError/unknownVersion(key:version:)``, or as a write.
+  package func rollbackJSON(
+    key: String, to version: Int64, ifVersion expectedVersion: Int64? = nil
+  ) throws
+    -> Int64
+  {
     guard let row = try database.row(key: key, version: version) else {
       throw PersistentLiveDataError.unknownVersion(key: key, version: version)
     }
-    return try writeRaw(row.payload, key: key, schemaVersion: row.schemaVersion)
+    return try writeRaw(row.payload, key: key, schemaVersion: row.schemaVersion, ifVersion: expectedVersion)
   }
 
   /// Deletes all but the newest `keep` versions (at least 1) of `key`, or of every key, in one
@@ -78,8 +95,16 @@ extension PersistentStore {
 
   /// Commits raw JSON: the key's live instance in this process, if any, decodes it after the commit,
   /// outside the store's lock (see ``PendingWrite``).
-  private func writeRaw(_ payload: Data, key: String, schemaVersion: Int?) throws -> Int64 {
-    try database.commit(try PendingWrite(key: key, payload: payload, schemaVersion: schemaVersion))
+  private func writeRaw(
+    _ payload: Data, key: String, schemaVersion: Int?, ifVersion expectedVersion: Int64? = nil
+  ) throws -> Int64 {
+    let write = try PendingWrite(
+      key: key, payload: payload, schemaVersion: schemaVersion, expectedVersion: expectedVersion)
+    do {
+      return try database.commit(write)
+    } catch let stale as StaleWrite {
+      throw VersionConflict(key: key, expected: expectedVersion ?? 0, actual: stale.currentVersion)
+    }
   }
 
   /// `json` re-serialized compactly with unescaped slashes and object keys in the order the library's

@@ -44,7 +44,9 @@ extension PLDTool {
         the library's JSON format, and running applications see it. The store must exist: a missing \
         database file, or an empty (0-byte) one, is an error, and nothing is created or changed, unless \
         --create is given (an empty file then becomes the store, with mode 0600). Pass - as JSON to read \
-        the value from standard input.
+        the value from standard input. With --if-version N the write happens only if the key is still \
+        at version N (0: only if it has none), checked in the write's own transaction, so that an edit \
+        made from a value read earlier never overwrites a newer version.
 
         Every version records the value schema version of its JSON's shape. Without --schema-version, \
         the new version records that of the key's current version (1 for a new key), and: when the \
@@ -72,6 +74,17 @@ extension PLDTool {
         """, valueName: "n"),
       transform: NumberArgument.parse(atLeast: 1))
     var schemaVersion: Int?
+
+    @Option(
+      name: .customLong("if-version"),
+      parsing: .unconditional,
+      help: ArgumentHelp(
+        """
+        Write only if the key is still at this version (0: only if it has none); otherwise exit 1, \
+        naming both versions, with nothing written.
+        """, valueName: "n"),
+      transform: NumberArgument.parse(atLeast: 0))
+    var ifVersion: Int64?
 
     @OptionGroup var creation: CreateOption
 
@@ -102,7 +115,7 @@ extension PLDTool {
       if schemaVersion == nil, stored.ofKey.count > 1 { throw ambiguity(stored) }
       let store = try StoreAccess.store(options.database, ifMissing: creation.ifMissing)
       let version = try attribution.recording {
-        try store.setJSON(Data(text.utf8), forKey: key, schemaVersion: schemaVersion)
+        try store.setJSON(Data(text.utf8), forKey: key, schemaVersion: schemaVersion, ifVersion: ifVersion)
       }
       try store.close()
       try WrittenVersion(database: options.database, key: key, version: version).report(json: options.json)

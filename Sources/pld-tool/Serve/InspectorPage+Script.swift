@@ -10,6 +10,7 @@ extension InspectorPage {
       const filterBox = document.getElementById("filter");
       const countLabel = document.getElementById("count");
       const statusLabel = document.getElementById("status");
+      const notice = document.getElementById("notice");
       const timeline = document.getElementById("timeline");
       const encoder = new TextEncoder();
       const rows = new Map();    // key -> tr
@@ -251,7 +252,7 @@ extension InspectorPage {
           if (writes && entry.version !== latest) {
             const button = el("button", "rollback", "Roll back to this version");
             button.type = "button";
-            button.addEventListener("click", () => rollback(key, entry.version, button));
+            button.addEventListener("click", () => rollback(key, entry.version, latest, button));
             meta.append(button);
           }
           card.append(meta);
@@ -262,7 +263,7 @@ extension InspectorPage {
         }
         timeline.scrollTop = scroll;
       }
-      function rollback(key, version, button) {
+      function rollback(key, version, shown, button) {
         if (button.dataset.armed !== "1") {
           button.dataset.armed = "1";
           button.textContent = "Confirm: roll back to version " + version;
@@ -270,9 +271,20 @@ extension InspectorPage {
         }
         button.disabled = true;
         fetch("/api/keys/" + encodeURIComponent(key) + "/rollback", {
-          method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ version }),
+          // The version this page shows: a key that moved on meanwhile is refused (412), not rolled back.
+          method: "POST", headers: { "Content-Type": "application/json", "If-Match": '"' + shown + '"' },
+          body: JSON.stringify({ version }),
         }).then((r) => r.json().then((body) => {
-          button.textContent = r.ok ? "Rolled back: version " + body.version : (body.error || "Failed");
+          if (r.status === 412) {
+            // The timeline is re-rendered with the newer version: the notice stays.
+            const text = "Not rolled back: " + key + " is now at version " + body.version + " (this page showed "
+              + shown + "). Look at the newer version first.";
+            button.textContent = text;
+            notice.textContent = text;
+            notice.hidden = false;
+          } else {
+            button.textContent = r.ok ? "Rolled back: version " + body.version : (body.error || "Failed");
+          }
         })).catch(() => { button.textContent = "Failed"; });
       }
       function refreshTimeline(key) {

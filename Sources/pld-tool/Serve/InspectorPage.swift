@@ -58,6 +58,7 @@ enum InspectorPage {
     #filter { flex: 1; max-width: 420px; padding: 6px 10px; border: 1px solid var(--line); border-radius: 6px;
       background: var(--bg); color: var(--fg); font: inherit; }
     #status { font-size: 12px; color: var(--muted); }
+    #notice { font-size: 12px; color: var(--del); }
     #status.live::before { content: "\25CF  "; color: var(--add); }
     #status.down::before { content: "\25CF  "; color: var(--del); }
     button { font: inherit; color: var(--fg); background: var(--bg); border: 1px solid var(--line);
@@ -113,6 +114,7 @@ enum InspectorPage {
         aria-label="Filter keys">
       <span id="count" class="muted"></span>
       <span id="status" class="down">connecting</span>
+      <span id="notice" role="alert" hidden></span>
       <span class="hint"><kbd>↑</kbd><kbd>↓</kbd> <kbd>j</kbd><kbd>k</kbd> <kbd>Enter</kbd> <kbd>Esc</kbd></span>
       <button id="theme" type="button" title="Switch between light and dark">Theme</button>
     </header>

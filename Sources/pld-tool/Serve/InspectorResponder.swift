@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import PersistentLiveData
 
 /// Answers every request of `pld-tool serve`: the checks first (`Host`: 421, token: 401, a write
 /// without `--allow-writes`: 403), then the page and the JSON API.
@@ -10,9 +11,9 @@ import NIOCore
 /// |---|---|
 /// | `GET /` | the page |
 /// | `GET /api/keys?limit=N` | every key's summary (or the first N), with the id of the newest event it includes (`PLD-Event-Id`) |
-/// | `GET /api/keys/KEY/history?limit=N` | the key's newest N versions (KEY percent-encoded) |
+/// | `GET /api/keys/KEY/history?limit=N` | the key's newest N versions (KEY percent-encoded), `ETag: "LATEST"` |
 /// | `GET /api/events` | Server-Sent Events (``ServerSentEvents``) |
-/// | `POST /api/keys/KEY/rollback` `{"version": N}` | with `--allow-writes` only: a rollback |
+/// | `POST /api/keys/KEY/rollback` `{"version": N}` | with `--allow-writes` only: a rollback; with `If-Match: "V"`, only while the key is at V (else 412) |
 struct InspectorResponder: HTTPResponder {
   typealias Context = BasicRequestContext
 
@@ -57,7 +58,10 @@ struct InspectorResponder: HTTPResponder {
       case (true, 4, "api", "keys") where path[3] == "history":
         let key = try Self.key(path[2])
         let limit = min(max(Int(query["limit"] ?? "") ?? 50, 1), Self.maximumLimit)
-        return Self.json(try await source.historyJSON(key: key, limit: limit))
+        let (history, latest) = try await source.historyJSON(key: key, limit: limit)
+        var response = Self.json(history)
+        response.headers[.eTag] = "\"\(latest)\""
+        return response
       case (false, 4, "api", "keys") where path[3] == "rollback" && request.method == .post:
         guard allowWrites, security.isAllowedOrigin(request.headers[.origin]) else { return Self.forbidden() }
         return try await rollback(request, key: try Self.key(path[2]))
@@ -68,6 +72,11 @@ struct InspectorResponder: HTTPResponder {
       }
     } catch let failure as InspectorFailure {
       return Self.failure(failure)
+    } catch let conflict as VersionConflict {
+      // The key moved on since the version the client showed (If-Match): 412, with the current version.
+      return Self.json(
+        .object([.init("error", .string(conflict.description)), .init("version", .integer(conflict.actual))]),
+        status: .preconditionFailed)
     } catch {
       return Self.failure(InspectorFailure(status: 500, message: "\(error)"))
     }
@@ -82,7 +91,8 @@ struct InspectorResponder: HTTPResponder {
     else {
       throw InspectorFailure(status: 400, message: #"Expected {"version": N} with N at least 1."#)
     }
-    let written = try await source.rollback(key: key, to: version)
+    let written = try await source.rollback(
+      key: key, to: version, ifVersion: try Self.expectedVersion(request.headers[.ifMatch]))
     return Self.json(
       .object([
         .init("key", .string(key)), .init("version", .integer(written)),
@@ -108,6 +118,23 @@ struct InspectorResponder: HTTPResponder {
       }
     }
     return (segments, query)
+  }
+
+  /// The version an `If-Match` header names: `"N"` (or `W/"N"`, or several, of which the first counts);
+  /// nil without the header or for `*` (any version).
+  static func expectedVersion(_ ifMatch: String?) throws -> Int64? {
+    guard let ifMatch else { return nil }
+    let first = ifMatch.split(separator: ",").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+    if first == "*" { return nil }
+    let tag = first.hasPrefix("W/") ? String(first.dropFirst(2)) : first
+    guard tag.count >= 3, tag.hasPrefix("\""), tag.hasSuffix("\""),
+      let version = Int64(tag.dropFirst().dropLast()),
+      version >= 0
+    else {
+      throw InspectorFailure(
+        status: 400, message: #"If-Match must name a version: "N", as the history's ETag."#)
+    }
+    return version
   }
 
   /// A percent-encoded key of a path.

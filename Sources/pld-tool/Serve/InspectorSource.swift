@@ -16,8 +16,11 @@ protocol InspectorSource: Sendable {
   func history(key: String, limit: Int) async throws -> (versions: [VersionEntry], before: VersionEntry?)
 
   /// Writes a new version of `key` with the content of `version`, attributed to `pld-tool serve`, and
-  /// returns the new version's number.
-  func rollback(key: String, to version: Int64) async throws -> Int64
+  /// returns the new version's number — only if the key is still at `expected` when it is given (the
+  /// request's `If-Match`).
+  ///
+  /// - Throws: `VersionConflict` when the key has moved past `expected`; nothing is written then.
+  func rollback(key: String, to version: Int64, ifVersion expected: Int64?) async throws -> Int64
 
   /// Publishes every version any process commits to `feed`, until the task is cancelled.
   func watch(publishingTo feed: VersionFeed) async throws
@@ -28,13 +31,15 @@ protocol InspectorSource: Sendable {
 
 extension InspectorSource {
   /// The history's JSON: the versions newest first, each with its diff to the version before.
-  func historyJSON(key: String, limit: Int) async throws -> JSONValue {
+  ///
+  /// Also returns the newest version, read with the history (its `ETag`).
+  func historyJSON(key: String, limit: Int) async throws -> (json: JSONValue, latest: Int64) {
     let (versions, before) = try await history(key: key, limit: limit)
     var elements: [JSONValue] = []
     for (index, entry) in versions.enumerated() {
       let previous = index + 1 < versions.count ? versions[index + 1] : before
       elements.append(entry.json(previous: previous))
     }
-    return .array(elements)
+    return (.array(elements), versions.first?.version ?? 0)
   }
 }

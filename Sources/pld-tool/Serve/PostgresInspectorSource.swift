@@ -106,12 +106,18 @@ final class PostgresInspectorSource: InspectorSource {
     return (Array(entries.prefix(limit)), entries.count > limit ? entries[limit] : nil)
   }
 
-  func rollback(key: String, to version: Int64) async throws -> Int64 {
+  func rollback(key: String, to version: Int64, ifVersion expected: Int64?) async throws -> Int64 {
     let data = try await liveData(key)
     guard try await data.value(at: version) != nil else {
       throw InspectorFailure(status: 404, message: "Key \(key) has no version \(version).")
     }
-    try await ServeAttribution.recording { try await data.rollback(to: version) }
+    try await ServeAttribution.recording {
+      if let expected {
+        try await data.rollback(to: version, ifVersion: expected)
+      } else {
+        try await data.rollback(to: version)
+      }
+    }
     return try await data.history(limit: 1).first?.version ?? 0
   }
 

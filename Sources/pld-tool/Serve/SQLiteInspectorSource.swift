@@ -70,7 +70,7 @@ final class SQLiteInspectorSource: InspectorSource {
     return (Array(entries.prefix(limit)), entries.count > limit ? entries[limit] : nil)
   }
 
-  func rollback(key: String, to version: Int64) async throws -> Int64 {
+  func rollback(key: String, to version: Int64, ifVersion expected: Int64?) async throws -> Int64 {
     try state.withLock { state in
       do {
         _ = try state.inspector.row(key: key, version: version)
@@ -80,7 +80,9 @@ final class SQLiteInspectorSource: InspectorSource {
     }
     let store = try StoreAccess.store(path, ifMissing: .fail)
     defer { try? store.close() }
-    return try ServeAttribution.recording { try store.rollbackJSON(key: key, to: version) }
+    return try ServeAttribution.recording {
+      try store.rollbackJSON(key: key, to: version, ifVersion: expected)
+    }
   }
 
   func watch(publishingTo feed: VersionFeed) async throws {

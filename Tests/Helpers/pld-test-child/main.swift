@@ -11,6 +11,9 @@
 //   pld-test-child daemon DB limit
 //       the daemon of the DocC article (Daemon.swift): logs "ready", a line per change of "limit", and
 //       "closed" after SIGINT or SIGTERM, to standard error.
+//   pld-test-child cas DB KEY COUNT
+//       until it has written COUNT times, reads KEY (an Int) from the file and writes it + 1 with
+//       set(_:ifVersion:) the version read; prints "cas COUNT CONFLICTS" at the end.
 //   pld-test-child set-series DB KEY COUNT PAUSE_MS
 //       sets KEY (an Int) to 1, 2 … COUNT, printing "ack VERSION" after each and pausing PAUSE_MS.
 //   pld-test-child set-all DB KEY INT [DB…]
@@ -275,6 +278,22 @@ do {
     let data = try store.liveData(key, default: 0)
     try data.set(number)
     report("ack \(data.version)")
+  case "cas":
+    guard arguments.count == 5, let count = Int(arguments[4]) else { fail("usage: cas DB KEY COUNT") }
+    let store = try PersistentStore(path: path, options: quietOptions())
+    let data = try store.liveData(key, default: 0)
+    var (written, conflicts) = (0, 0)
+    while written < count {
+      // The file's newest version, not memory's (which hears of other processes' writes a moment later).
+      let newest = try data.history(limit: 1).first
+      do {
+        try data.set((newest?.value ?? 0) + 1, ifVersion: newest?.version ?? 0)
+        written += 1
+      } catch is VersionConflict {
+        conflicts += 1
+      }
+    }
+    report("cas \(written) \(conflicts)")
   case "set-series":
     guard arguments.count == 6, let count = Int(arguments[4]), let pause = Int(arguments[5]) else {
       fail("usage: set-series DB KEY COUNT PAUSE_MS")

@@ -1,5 +1,6 @@
 import CoreMetrics
 import Foundation
+import Logging
 import MetricsTestKit
 import PLDTestSupport
 import Testing
@@ -197,5 +198,26 @@ import Testing
         CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) - \(milliseconds), '\(payload)'
       FROM pld_values WHERE key = '\(key)';
       """)
+  }
+}
+
+extension StoreMetricsTests {
+  /// A conditional write that conflicts is a failed `set` like any other (`pld.write.errors`), and no
+  /// error in the log: a conflict is an expected outcome of an edit, not a fault of the store.
+  @Test func aVersionConflictCountsAsAFailedSetAndLogsNoError() throws {
+    let folder = try TemporaryDirectory()
+    let metrics = TestMetrics()
+    let levels = Locked<[Logger.Level]>([])
+    var options = StoreOptions()
+    options.logger = Logger(label: "conflict") { _ in
+      RecordingLogHandler { level, _, _ in levels.withLock { $0.append(level) } }
+    }
+    let store = try Self.store(folder, metrics, options: options)
+    let note = try store.liveData("note", default: "")
+    try note.set("a", ifVersion: 0)
+    #expect(throws: VersionConflict.self) { try note.set("b", ifVersion: 0) }
+    #expect(try Self.errors(metrics, "set") == 1)
+    #expect(try Self.writes(metrics, "set") == 1)
+    #expect(levels.withLock { $0 }.allSatisfy { $0 < .error }, "no error logged: \(levels.withLock { $0 })")
   }
 }

@@ -409,4 +409,38 @@ import Glibc
         separatedBy: "\"version\""
       ).count - 1 == 4)
   }
+
+  // MARK: - Conditional rollbacks (If-Match)
+
+  @Test func historyCarriesTheLatestVersionAsETagAndIfMatchRefusesAStaleRollbackWith412() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try directory.makeSampleStore()
+    let server = try ServeProcess([path, "--allow-writes"])
+    let history = try server.get("/api/keys/settings/history?limit=1")
+    #expect(history.status == 200)
+    #expect(history.header("ETag") == "\"3\"")
+
+    // Another writer moves the key on: a rollback named against version 3 is refused.
+    #expect(
+      try ToolProcess.run(["set", path, "settings", #"{"theme":"x","fontSize":1,"tags":[]}"#]).status == 0)
+    let json = [("Content-Type", "application/json")]
+    let stale = try server.request(
+      "POST", "/api/keys/settings/rollback", body: #"{"version": 1}"#, headers: json + [("If-Match", "\"3\"")]
+    )
+    #expect(stale.status == 412)
+    let body = try #require(try stale.json() as? [String: Any])
+    #expect(body["version"] as? Int == 4)
+    #expect((body["error"] as? String)?.contains("version 4") == true)
+    #expect(try server.get("/api/keys/settings/history?limit=1").header("ETag") == "\"4\"", "nothing written")
+
+    let current = try server.request(
+      "POST", "/api/keys/settings/rollback", body: #"{"version": 1}"#, headers: json + [("If-Match", "\"4\"")]
+    )
+    #expect(current.status == 200)
+    #expect((try current.json() as? [String: Any])?["version"] as? Int == 5)
+    let malformed = try server.request(
+      "POST", "/api/keys/settings/rollback", body: #"{"version": 1}"#, headers: json + [("If-Match", "v5")])
+    #expect(malformed.status == 400)
+  }
 }

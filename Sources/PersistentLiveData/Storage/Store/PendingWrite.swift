@@ -28,8 +28,9 @@ struct PendingWrite: Sendable {
   /// raw JSON written without a type (`pld-tool`): then the schema version of the key's newest version,
   /// read in the write transaction (1 for a new key).
   var schemaVersion: Int?
-  /// When set, the write happens only if the newest stored version is still this one (an optimistic
-  /// `update`); otherwise ``VersionConflict`` is thrown and nothing is written.
+  /// When set, the write happens only if the key is still at this version (an optimistic `update`, a
+  /// conditional `set(_:ifVersion:)`; 0: the key has no version — never written, or removed);
+  /// otherwise ``StaleWrite`` is thrown and nothing is written.
   var expectedVersion: Int64?
   /// The typed value, for a later `update` of the same key inside the same transaction.
   var staged: (any Sendable)?
@@ -37,7 +38,7 @@ struct PendingWrite: Sendable {
   var applyToMemory: (@Sendable (CommittedVersion) -> CommitEffect)?
   /// For a faithful restore (`pld-tool import` of an export): the version number and time to store
   /// instead of the next number and now. The version must be above the key's newest, or
-  /// ``VersionConflict`` is thrown and nothing is written.
+  /// ``StaleWrite`` is thrown and nothing is written.
   var restoring: (version: Int64, writtenAt: Date)?
   /// Who writes it, and why: ``WriteAttribution/current`` where the write was called, checked against
   /// its limits (``WriteAttribution/validatedCurrent()``) before anything is written; or, for a faithful
@@ -71,7 +72,11 @@ struct CommitOutcome {
   }
 }
 
-/// The newest stored version was not the one a read-modify-write started from.
-struct VersionConflict: Error {
+/// A conditional write (``PendingWrite/expectedVersion``, ``PendingWrite/restoring``) found its key at
+/// another version: nothing was written. The public face of it is ``VersionConflict``.
+struct StaleWrite: Error {
+  /// The key's newest version: of its newest row, or the one its removal took (0: never written).
   let latestVersion: Int64
+  /// The version the key holds: `latestVersion`, or 0 when it has no row (never written, or removed).
+  let currentVersion: Int64
 }

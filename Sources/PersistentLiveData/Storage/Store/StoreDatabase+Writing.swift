@@ -8,7 +8,7 @@ extension StoreDatabase {
   /// See ``PendingWrite`` for the phases.
   ///
   /// - Returns: The version written (committed, or pending in the enclosing transaction).
-  /// - Throws: ``VersionConflict`` (nothing written) or a ``PersistentLiveDataError``.
+  /// - Throws: ``StaleWrite`` (nothing written) or a ``PersistentLiveDataError``.
   @discardableResult
   func commit(_ write: PendingWrite) throws -> Int64 {
     try ensureWritable()
@@ -76,7 +76,7 @@ extension StoreDatabase {
   /// insert back with it.
   ///
   /// - Returns: The version inserted.
-  /// - Throws: ``VersionConflict`` or a ``PersistentLiveDataError``; nothing of this write is left then.
+  /// - Throws: ``StaleWrite`` or a ``PersistentLiveDataError``; nothing of this write is left then.
   @discardableResult
   func insert(
     _ write: PendingWrite, into context: TransactionContext, connection: SQLiteConnection,
@@ -99,10 +99,14 @@ extension StoreDatabase {
     let head = try cache.head(of: write.key, in: &context.keyHeads, connection: connection)
     let latest = head.latest
     if let expected = write.expectedVersion, expected != latest {
-      throw VersionConflict(latestVersion: latest)
+      // The key holds no version when its newest is the one a removal took: then "0" (create only) holds.
+      let current = try Self.hasRow(key: write.key, version: latest, connection: connection) ? latest : 0
+      guard expected == 0, current == 0 else {
+        throw StaleWrite(latestVersion: latest, currentVersion: current)
+      }
     }
     if let restoring = write.restoring, restoring.version <= latest {
-      throw VersionConflict(latestVersion: latest)
+      throw StaleWrite(latestVersion: latest, currentVersion: latest)
     }
     // Only another writer can have pushed a key to the end of the range; trapping on the overflow would
     // let a file crash the app.
@@ -139,6 +143,16 @@ extension StoreDatabase {
       KeyHead(latest: committed.version, recorded: head.recorded), of: write.key, in: &context.keyHeads,
       connection: connection)
     return committed
+  }
+
+  /// Whether `key` has a row at `version` (false for 0, and for the version a removal took).
+  private static func hasRow(key: String, version: Int64, connection: SQLiteConnection) throws -> Bool {
+    guard version > 0 else { return false }
+    let statement = try connection.cachedStatement(SQL.schemaVersion)
+    defer { statement.reset() }
+    try statement.bind(key, at: 1)
+    try statement.bind(version, at: 2)
+    return try statement.step()
   }
 
   /// The schema version of `version` of `key`; 1 when there is no such row (a new key).
