@@ -31,6 +31,30 @@ public enum StoreEvent: Sendable, Equatable {
   /// ```
   case restoredPastUndecodable(
     key: String, version: Int64, startedFrom: Int64?, error: PersistentLiveDataError)
+  /// ``PersistentLiveData/history(limit:)`` (or a shared store's `history`) left out version `version`
+  /// of `key`, which does not decode (`error` names key, version and cause), under
+  /// ``DecodeFailurePolicy/useDefault`` or ``DecodeFailurePolicy/lastDecodable``. Under
+  /// ``DecodeFailurePolicy/throwError`` the history throws that error instead; either way no version is
+  /// left out without a word. The row stays as it is; ``PersistentLiveData/historyEntries(limit:)`` lists
+  /// it with its error.
+  ///
+  /// ```swift
+  /// case .versionLeftOutOfHistory(let key, let version, let error):
+  ///   report("\(key) v\(version) is missing from the history: \(error)")
+  /// ```
+  case versionLeftOutOfHistory(key: String, version: Int64, error: PersistentLiveDataError)
+  /// A read or write of the store's file at `path` met a damaged page (SQLite's `SQLITE_CORRUPT`, found by
+  /// its checks of every page it reads): the operation threw `error`,
+  /// ``PersistentLiveDataError/corrupt(path:detail:)`` naming the key and version it was reading where
+  /// known (`key`, `version`, nil otherwise) and the SQLite code. Nothing is written over the damage and
+  /// nothing is reset; what lies on other pages stays readable. Check the whole file with
+  /// ``PersistentStore/verifyIntegrity()`` or `pld-tool verify`, and restore a backup.
+  ///
+  /// ```swift
+  /// case .damagedPage(let path, let key, _, let error):
+  ///   alert("\(path) is damaged\(key.map { " (key \($0))" } ?? ""): \(error)")
+  /// ```
+  case damagedPage(path: String, key: String?, version: Int64?, error: PersistentLiveDataError)
   /// A shared store's server stopped answering: a call, its listener or a catch-up could not reach it.
   /// Writes throw until ``serverReachable`` comes; live values keep their last versions (from the local
   /// cache too, if the store has one).

@@ -104,24 +104,37 @@ extension StoredLiveData {
     return (restored, payload)
   }
 
-  /// `row` as a version of the history, or nil when it does not decode: the history leaves it out and
-  /// `logger` is warned, naming the key and the version.
+  /// The kept `rows` (newest first) as a history, under the store's ``DecodeFailurePolicy``: under
+  /// ``DecodeFailurePolicy/throwError`` the first row that does not decode throws its error, naming key
+  /// and version; under a lenient policy it is left out, with a warning to the logger and a
+  /// ``StoreEvent/versionLeftOutOfHistory(key:version:error:)``. No version is ever left out silently.
+  ///
+  /// ```swift
+  /// try historyVersions(database.history(key: key, limit: limit))
+  /// ```
+  /// - Throws: ``PersistentLiveDataError/undecodable(key:version:reason:)`` or
+  ///   ``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` under
+  ///   ``DecodeFailurePolicy/throwError``.
+  package func historyVersions(_ rows: [StoredRow]) throws -> [Versioned<Value>] {
+    try rows.compactMap { row in
+      try decoding.historyValue(row).map { value in
+        Versioned(version: row.version, value: value, writtenAt: row.writtenAt, attribution: row.attribution)
+      }
+    }
+  }
+
+  /// `row` as a version of the history, or nil when it does not decode, whatever the policy: the history
+  /// leaves it out, `logger` is warned, naming the key and the version, and a
+  /// ``StoreEvent/versionLeftOutOfHistory(key:version:error:)`` is reported — never silently.
+  /// ``historyVersions(_:)`` applies the ``DecodeFailurePolicy`` too (it throws under
+  /// ``DecodeFailurePolicy/throwError``).
   ///
   /// ```swift
   /// try database.history(key: key, limit: limit).compactMap { historyVersion($0, logger: logger) }
   /// ```
   package func historyVersion(_ row: StoredRow, logger: Logger?) -> Versioned<Value>? {
-    do {
-      return Versioned(
-        version: row.version, value: try decoding.decode(row), writtenAt: row.writtenAt,
-        attribution: row.attribution)
-    } catch {
-      logger?.warning(
-        "history() leaves out a version that does not decode",
-        metadata: [
-          "key": "\(EscapedText.quotedForMessage(key))", "version": "\(row.version)", "error": "\(error)",
-        ])
-      return nil
+    decoding.lenientHistoryValue(row, logger: logger).map { value in
+      Versioned(version: row.version, value: value, writtenAt: row.writtenAt, attribution: row.attribution)
     }
   }
 }

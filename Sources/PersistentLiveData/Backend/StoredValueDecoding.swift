@@ -165,6 +165,61 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
     }
   }
 
+  /// `row`'s value for a history under the policy: the value when it decodes; under
+  /// ``DecodeFailurePolicy/throwError`` the decoding error (naming key and version); under a lenient
+  /// policy nil, the version then left out with a warning to the logger and a
+  /// ``StoreEvent/versionLeftOutOfHistory(key:version:error:)`` — never silently.
+  ///
+  /// ```swift
+  /// let values = try rows.compactMap { row in try decoding.historyValue(row).map { (row, $0) } }
+  /// ```
+  /// - Throws: ``PersistentLiveDataError/undecodable(key:version:reason:)`` or
+  ///   ``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` under
+  ///   ``DecodeFailurePolicy/throwError``.
+  package func historyValue(_ row: StoredRow) throws -> Value? {
+    do {
+      return try decode(row)
+    } catch {
+      guard policy != .throwError else {
+        instrumentation?.countUndecodable()
+        logger?.warning(
+          "history() meets a version that does not decode and throws",
+          metadata: [
+            "key": "\(EscapedText.quotedForMessage(key))", "version": "\(row.version)", "error": "\(error)",
+          ])
+        throw failure(error, version: row.version)
+      }
+      reportLeftOut(row, error: error, logger: logger)
+      return nil
+    }
+  }
+
+  /// `row`'s value, or nil when it does not decode, whatever the policy: the version is then left out
+  /// with a warning to `logger` and a ``StoreEvent/versionLeftOutOfHistory(key:version:error:)``.
+  ///
+  /// ```swift
+  /// let value = decoding.lenientHistoryValue(row, logger: logger)   // nil: reported, never silently
+  /// ```
+  package func lenientHistoryValue(_ row: StoredRow, logger: Logger?) -> Value? {
+    do {
+      return try decode(row)
+    } catch {
+      reportLeftOut(row, error: error, logger: logger)
+      return nil
+    }
+  }
+
+  /// Warns `logger` and reports `row`, left out of a history because it does not decode.
+  private func reportLeftOut(_ row: StoredRow, error: any Error, logger: Logger?) {
+    logger?.warning(
+      "history() leaves out a version that does not decode",
+      metadata: [
+        "key": "\(EscapedText.quotedForMessage(key))", "version": "\(row.version)", "error": "\(error)",
+      ])
+    report(
+      .versionLeftOutOfHistory(key: key, version: row.version, error: failure(error, version: row.version)))
+  }
+
   /// Hands `event` to the store's event streams, if any.
   private func report(_ event: StoreEvent) {
     instrumentation?.countUndecodable()
@@ -172,7 +227,8 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
   }
 
   /// `error` as the store reports it: ``decode(_:)`` throws only ``PersistentLiveDataError``s.
-  private func failure(_ error: any Error) -> PersistentLiveDataError {
-    error as? PersistentLiveDataError ?? .undecodable(key: key, version: 0, reason: String(describing: error))
+  private func failure(_ error: any Error, version: Int64 = 0) -> PersistentLiveDataError {
+    error as? PersistentLiveDataError
+      ?? .undecodable(key: key, version: version, reason: String(describing: error))
   }
 }

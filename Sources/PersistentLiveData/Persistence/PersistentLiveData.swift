@@ -108,12 +108,24 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
     }
   }
 
-  /// The versions of this key still kept that decode, newest first.
+  /// The versions of this key still kept, newest first.
   ///
-  /// Versions stored with an older ``PersistentValue/schemaVersion`` are upgraded in memory. A version
-  /// that does not decode (or was written by a newer schema of the type) is left out, with a warning
-  /// to the store's logger, so that one bad version does not hide the others: see every version with
-  /// its outcome with ``historyEntries(limit:)``.
+  /// Versions stored with an older ``PersistentValue/schemaVersion`` are upgraded in memory; nothing is
+  /// written. A version is never left out silently:
+  ///
+  /// - One that does not decode (or was written by a newer schema of the type) makes the history throw
+  ///   its error, naming the key and the version, under the default ``DecodeFailurePolicy/throwError``.
+  ///   Under ``DecodeFailurePolicy/useDefault`` or ``DecodeFailurePolicy/lastDecodable`` it is left out,
+  ///   so that one bad version does not hide the others, and reported: a
+  ///   ``StoreEvent/versionLeftOutOfHistory(key:version:error:)`` on ``PersistentStore/events()`` and a
+  ///   warning to the store's logger, if it has one.
+  /// - A version on a damaged page of the file makes the history throw
+  ///   ``PersistentLiveDataError/corrupt(path:detail:)`` whatever the policy (the detail names the key,
+  ///   the last version read and the SQLite code), and a ``StoreEvent/damagedPage(path:key:version:error:)``
+  ///   is reported.
+  ///
+  /// To see every version with its outcome, the value or why it cannot be read, use
+  /// ``historyEntries(limit:)``.
   ///
   /// ```swift
   /// for entry in try settings.history(limit: 10) {
@@ -122,12 +134,14 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
   /// ```
   /// - Parameter limit: The most stored versions to read, newest first (those that do not decode count
   ///   too); nil for all that are kept.
-  /// - Returns: The versions that decode, newest first; empty if nothing was written yet.
-  /// - Throws: A storage error only.
+  /// - Returns: The versions, newest first; empty if nothing was written yet. Under a lenient policy,
+  ///   without those that do not decode (each one reported).
+  /// - Throws: ``PersistentLiveDataError/undecodable(key:version:reason:)`` or
+  ///   ``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` under
+  ///   ``DecodeFailurePolicy/throwError``; ``PersistentLiveDataError/corrupt(path:detail:)`` for a
+  ///   damaged page; another storage error.
   public func history(limit: Int? = nil) throws -> [Versioned<Value>] {
-    try database.history(key: key, limit: limit).compactMap {
-      historyVersion($0, logger: database.options.logger)
-    }
+    try historyVersions(database.history(key: key, limit: limit))
   }
 
   /// The value stored as `version`, upgraded in memory if it was stored with an older

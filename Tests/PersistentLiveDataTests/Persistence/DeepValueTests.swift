@@ -228,8 +228,9 @@ extension Persistence {
         version: 1)
       let arrays = try store.liveData("arrays", default: ArrayNest(depth: 1))
       #expect(arrays.value == ArrayNest(depth: 4))
-      // history() leaves out what does not decode; historyEntries() says why.
-      #expect(try arrays.history().map(\.version) == [3, 1])
+      // history() throws at what does not decode (the default policy); historyEntries() lists it with why.
+      expectDeep(expectStoreError("undecodable") { try arrays.history() }, version: 2)
+      #expect(try arrays.history(limit: 1).map(\.version) == [3])
       expectDeep(expectStoreError("undecodable") { try arrays.value(at: 2) }, version: 2)
       let entries = try arrays.historyEntries()
       #expect(entries.map(\.version) == [3, 2, 1])

@@ -82,60 +82,7 @@ struct TestSupportError: Error, CustomStringConvertible {
 
 // MARK: - External processes
 
-struct ProcessResult {
-  let status: Int32
-  let output: String
-  let errorOutput: String
-}
-
-/// Runs `executable` to its end; its output goes to temporary files, not pipes. (A pipe's end of file
-/// never came when a process another test started meanwhile — a PostgreSQL server — inherited the
-/// pipe's write end: a test hung after `chattr` had exited.)
-@discardableResult
-func run(_ executable: String, _ arguments: [String]) throws -> ProcessResult {
-  let folder = FileManager.default.temporaryDirectory
-  let outputURL = folder.appendingPathComponent("pld-run-\(UUID().uuidString).out")
-  let errorURL = folder.appendingPathComponent("pld-run-\(UUID().uuidString).err")
-  defer {
-    try? FileManager.default.removeItem(at: outputURL)
-    try? FileManager.default.removeItem(at: errorURL)
-  }
-  _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-  _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
-  let output = try FileHandle(forWritingTo: outputURL)
-  let errors = try FileHandle(forWritingTo: errorURL)
-  let process = Process()
-  process.executableURL = URL(fileURLWithPath: executable)
-  process.arguments = arguments
-  process.standardOutput = output
-  process.standardError = errors
-  try process.run()
-  let status = waitForExit(process)
-  try? output.close()
-  try? errors.close()
-  return ProcessResult(
-    status: status,
-    output: String(decoding: (try? Data(contentsOf: outputURL)) ?? Data(), as: UTF8.self),
-    errorOutput: String(decoding: (try? Data(contentsOf: errorURL)) ?? Data(), as: UTF8.self))
-}
-
-/// Waits for `process` to end and returns its exit status (128 + the signal for one killed by a signal).
-///
-/// Foundation's `waitUntilExit` can miss a child's end on Linux: in one CI run a `chattr` child stayed a
-/// zombie while the test waited for it until the run was stopped. `waitpid` reaps the child itself; when
-/// Foundation reaped it first, its own wait has the status.
-func waitForExit(_ process: Process) -> Int32 {
-  let pid = process.processIdentifier
-  var status: Int32 = 0
-  var result: pid_t
-  repeat { result = waitpid(pid, &status, 0) } while result == -1 && errno == EINTR
-  guard result == pid else {
-    process.waitUntilExit()
-    return process.terminationStatus
-  }
-  let signal = status & 0x7f
-  return signal == 0 ? (status >> 8) & 0xff : 128 + signal
-}
+// `run(_:_:)` and `waitForExit(_:)`, which wait for a child with `waitpid`, are in PLDTestSupport.
 
 /// The sqlite3 command-line client, an independent reader of our files.
 enum SQLiteCLI {

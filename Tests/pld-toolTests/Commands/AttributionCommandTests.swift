@@ -10,15 +10,10 @@ import Testing
 @Suite(.ownThread) struct AttributionCommandTests {
   /// What `sqlite3` prints for `sql` on `path` (read-only).
   static func sqlite(_ path: String, _ sql: String) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-    process.arguments = ["-readonly", path, sql]
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
+    // Waited for with waitpid (PLDTestSupport): Process.waitUntilExit once missed a child's end.
+    let result = try run("/usr/bin/sqlite3", ["-readonly", path, sql])
+    #expect(result.status == 0, "sqlite3 \(sql): \(result.errorOutput)")
+    return result.output.trimmingCharacters(in: .newlines)
   }
 
   @Test func setRollbackAndDeleteRecordTheirAuthorAndReasonAndReadsShowThem() throws {

@@ -65,6 +65,8 @@ extension StoreDatabase {
           var next = 0
           repeat {
             for request in requests[next...] {
+              var site: DamageSite?
+              if case .value(let write) = request.work { site = .writing(write.key) }
               do {
                 switch request.work {
                 case .value(let write):
@@ -76,7 +78,10 @@ extension StoreDatabase {
               } catch {
                 // Some SQLite errors end the whole transaction: then nothing of the group can commit.
                 guard connection.isInTransaction else { throw error }
-                errors.append(StoreErrors.map(error, path: displayPath))
+                errors.append(
+                  error is SQLiteError
+                    ? reportingDamage(StoreErrors.map(error, path: displayPath), at: site)
+                    : StoreErrors.map(error, path: displayPath))
               }
             }
             next = requests.count

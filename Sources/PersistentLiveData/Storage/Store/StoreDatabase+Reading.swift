@@ -6,14 +6,9 @@ extension StoreDatabase {
   /// burst of new live values — an app asking for each of its keys at startup — shares one read
   /// transaction.
   func latestRowForNewInstance(key: String) throws -> (latest: StoredKeyState, changeCount: UInt64) {
-    do {
-      return try withConnectionInReadWindow { connection, state in
-        (try Self.latestState(key: key, connection: connection), state.changeCount)
-      }
-    } catch PersistentLiveDataError.corrupt(let path, let detail) {
-      // A damaged page met on the way to this key's rows: say which key could not be read.
-      throw PersistentLiveDataError.corrupt(
-        path: path, detail: "reading key \(EscapedText.quotedForMessage(key)): \(detail)")
+    // A damaged page met on the way to this key's rows names the key that could not be read.
+    try withConnectionInReadWindow(.latest(of: key)) { connection, state in
+      (try Self.latestState(key: key, connection: connection), state.changeCount)
     }
   }
 
@@ -32,7 +27,8 @@ extension StoreDatabase {
 
   /// Versions of `key` newer than the retention floor, newest first.
   func history(key: String, limit: Int?) throws -> [StoredRow] {
-    try withConnection { connection, _ in
+    var lastRead: Int64?
+    return try withConnection(.history(of: key, lastRead: lastRead)) { connection, _ in
       let head = try Self.keyHead(key: key, connection: connection)
       let statement = try connection.cachedStatement(SQL.history)
       defer { statement.reset() }
@@ -42,6 +38,7 @@ extension StoreDatabase {
       var rows: [StoredRow] = []
       while try statement.step() {
         rows.append(Self.row(key: key, statement))
+        lastRead = rows.last?.version
       }
       return rows
     }
@@ -49,12 +46,15 @@ extension StoreDatabase {
 
   /// The newest version of `key` the store holds, its removal's included (0: never written).
   func newestVersion(key: String) throws -> Int64 {
-    try withConnection { connection, _ in try Self.latestVersion(key: key, connection: connection) }
+    try withConnection(.latest(of: key)) { connection, _ in
+      try Self.latestVersion(key: key, connection: connection)
+    }
   }
 
   /// Versions of `key` after `version` that are above the retention floor, oldest first, at most `limit`.
   func rows(key: String, after version: Int64, limit: Int) throws -> [StoredRow] {
-    try withConnection { connection, _ in
+    var lastRead: Int64?
+    return try withConnection(.changes(of: key, after: version, lastRead: lastRead)) { connection, _ in
       let head = try Self.keyHead(key: key, connection: connection)
       guard head.latest > version else { return [] }
       let statement = try connection.cachedStatement(SQL.rowsAfter)
@@ -65,6 +65,7 @@ extension StoreDatabase {
       var rows: [StoredRow] = []
       while try statement.step() {
         rows.append(Self.row(key: key, statement))
+        lastRead = rows.last?.version
       }
       return rows
     }
@@ -72,7 +73,7 @@ extension StoreDatabase {
 
   /// Version `version` of `key`, or nil if it was never written or is below the retention floor.
   func row(key: String, version: Int64) throws -> StoredRow? {
-    try withConnection { connection, _ in
+    try withConnection(.version(version, of: key)) { connection, _ in
       let head = try Self.keyHead(key: key, connection: connection)
       guard version > retentionFloor(head), version <= head.latest else { return nil }
       let statement = try connection.cachedStatement(SQL.row)

@@ -14,7 +14,8 @@ extension StoreDatabase {
     try ensureWritable()
     // Timed only for a logger: reading the clock twice is a measurable part of a group commit's call.
     let started = options.logger == nil ? nil : ContinuousClock.now
-    let (version, outcome) = try withConnection { connection, state -> (Int64, CommitOutcome?) in
+    let (version, outcome) = try withConnection(.writing(write.key)) {
+      connection, state -> (Int64, CommitOutcome?) in
       // A write made by the body of a running transaction (the one re-entry into the lock: user code).
       if let transaction = state.transaction {
         let version = try insert(write, into: transaction, connection: connection, cache: &state.keyHeads)

@@ -158,26 +158,37 @@ final class StoreDatabase: Sendable {
   /// Runs `body` with the connection and its state under the lock, turning SQLite errors into
   /// ``PersistentLiveDataError``s that name the file.
   ///
+  /// A damaged page `body` meets is reported (``reportingDamage(_:at:)``), naming `site` — evaluated
+  /// then, so that it may name the last version `body` read.
+  ///
   /// - Throws: ``PersistentLiveDataError/storeClosed(path:)`` after ``close()``, or what `body` throws.
-  func withConnection<Result>(_ body: (SQLiteConnection, WriterState) throws -> Result) throws -> Result {
-    try mappingErrors { try writer.sync(body) }
+  func withConnection<Result>(
+    _ site: @autoclosure () -> DamageSite? = nil, _ body: (SQLiteConnection, WriterState) throws -> Result
+  ) throws -> Result {
+    try mappingErrors(site) { try writer.sync(body) }
   }
 
-  /// Runs the read-only `body` like ``withConnection(_:)``, in the connection's read window
+  /// Runs the read-only `body` like ``withConnection(_:_:)``, in the connection's read window
   /// (``SerializedConnection/syncInReadWindow(_:)``): reads of new live values share one read
   /// transaction.
   func withConnectionInReadWindow<Result>(
-    _ body: (SQLiteConnection, WriterState) throws -> Result
+    _ site: @autoclosure () -> DamageSite? = nil, _ body: (SQLiteConnection, WriterState) throws -> Result
   ) throws -> Result {
-    try mappingErrors { try writer.syncInReadWindow(body) }
+    try mappingErrors(site) { try writer.syncInReadWindow(body) }
   }
 
   /// `body`'s result, or its error as a ``PersistentLiveDataError`` naming the file.
-  private func mappingErrors<Result>(_ body: () throws -> Result) throws -> Result {
+  private func mappingErrors<Result>(
+    _ site: () -> DamageSite?, _ body: () throws -> Result
+  ) throws -> Result {
     do {
       return try body()
     } catch is SerializedConnection<WriterState>.Closed {
       throw PersistentLiveDataError.storeClosed(path: path)
+    } catch let error as SQLiteError {
+      // Reported once, where SQLite's error is first mapped: a store error thrown through `body` (a set
+      // inside a transaction's body) was reported by the call that mapped it.
+      throw reportingDamage(StoreErrors.map(error, path: displayPath), at: site())
     } catch {
       throw StoreErrors.map(error, path: displayPath)
     }

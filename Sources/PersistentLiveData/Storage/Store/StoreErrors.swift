@@ -26,7 +26,9 @@ enum StoreErrors {
     if error.isReadOnly || error.isWriteRefusedBySystem { return .readOnly(path: path) }
     if error.isIOError || error.isCantOpen, isWriteRefused(path) { return .readOnly(path: path) }
     if error.isBusy || error.isLocked { return .busy(path: path) }
-    if error.isCorrupt { return .corrupt(path: path, detail: error.message) }
+    if error.isCorrupt {
+      return .corrupt(path: path, detail: "\(error.message) (SQLite code \(error.extendedCode))")
+    }
     if error.isNotADatabase { return .notADatabase(path: path) }
     if error.isSymlinkRefused { return .symbolicLink(path: path) }
     if error.isCantOpen { return .cannotOpen(path: path, code: error.extendedCode, reason: error.message) }

@@ -46,9 +46,10 @@ public struct StoreOptions: Sendable {
   ///
   /// Open always checks what it reads itself — the header and size, the schema, the application — and
   /// then costs the same for ten keys as for a million: a key's latest version is read when its live
-  /// data is first asked for. A page damaged elsewhere is reported as
-  /// ``PersistentLiveDataError/corrupt(path:detail:)`` by the operation that reads it, and nothing is
-  /// written over it. Turn this on to refuse such a file at open instead, at about 0.1 s per 50 MB of
+  /// data is first asked for. Every page a read meets is checked (SQLite's `PRAGMA cell_size_check`): a
+  /// page damaged elsewhere is reported as ``PersistentLiveDataError/corrupt(path:detail:)`` by the
+  /// operation that reads it, naming the key, the version where known and the SQLite code, and as a
+  /// ``StoreEvent/damagedPage(path:key:version:error:)``; nothing is written over it. Turn this on to refuse such a file at open instead, at about 0.1 s per 50 MB of
   /// file on every open; or call ``PersistentStore/verifyIntegrity()`` when it suits the app, from a
   /// connection of its own. A file whose open finds signs of an interrupted checkpoint is checked in
   /// full either way.
