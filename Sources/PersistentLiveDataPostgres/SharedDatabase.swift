@@ -81,8 +81,12 @@ final class SharedDatabase: Sendable {
   /// Keys longer than this (UTF-8 bytes) are notified by their hash: a payload must stay under 8,000.
   static let longestNotifiedKey = 7_900
 
-  init(client: PostgresClient, options: PostgresStoreOptions) {
+  /// Why the pool's connections fail, when the store knows how they are made (nil otherwise).
+  let probe: ConnectProbe?
+
+  init(client: PostgresClient, options: PostgresStoreOptions, probe: ConnectProbe? = nil) {
     self.client = client
+    self.probe = probe
     self.options = options
     instrumentation = StoreInstrumentation(backend: .postgresql, tracesKeys: options.tracesKeys)
     reachability = ServerReachability(
@@ -122,9 +126,16 @@ final class SharedDatabase: Sendable {
       schemaReady.withLock { $0 = true }
     } catch {
       // A migration still running (this caller ran out of time) is waited for by the next one.
+      // One that failed, or whose caller learnt that no connection can be made, is started again by the
+      // next caller (and stops waiting for the pool now).
       if case SharedStoreError.timedOut = error {
       } else {
-        schemaTask.withLock { if $0?.task == task { $0 = nil } }
+        schemaTask.withLock {
+          if $0?.task == task {
+            $0 = nil
+            task.cancel()
+          }
+        }
       }
       throw error
     }

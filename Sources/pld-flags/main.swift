@@ -20,7 +20,8 @@
 // With PLD_FLAGS_CACHE=PATH in the environment, the replica keeps the flags it served in a local cache file
 // (`PostgresStoreOptions.localCachePath`): restarted while PostgreSQL is down, it serves the last flags it
 // saw (GET /status says "stale":true until the server confirms them), and refuses changes (503).
-// It prints "listening on 127.0.0.1:PORT" once it serves, and stops on SIGINT or SIGTERM.
+// It prints "listening on 127.0.0.1:PORT" once it serves, and stops on SIGINT or SIGTERM (exit status 0,
+// whether the server answers, is down, halted or refuses the role).
 import CoreMetrics
 import Foundation
 import Hummingbird
@@ -72,11 +73,12 @@ for label in ["pld.write.duration", "pld.commit.duration", "pld.delivery.delay"]
 MetricsSystem.bootstrap(metricsFactory)
 
 let logger = Logger(label: "pld-flags")
-let client = PostgresClient(configuration: postgres)
 var storeOptions = PostgresStoreOptions(logger: logger)
 storeOptions.localCachePath = ProcessInfo.processInfo.environment["PLD_FLAGS_CACHE"]
 storeOptions.operationTimeout = .seconds(2)  // an answer, or an error, while the server is away
-let store = PostgresStore(client: client, options: storeOptions)
+// The store runs its own client: a connection the server refuses (a role or database it does not know, a
+// wrong password) is logged with its cause, and SIGINT or SIGTERM stops both in any state.
+let store = PostgresStore(configuration: postgres, options: storeOptions)
 
 /// The live flags, asked for once and kept: every replica then serves them from memory, and the store keeps
 /// them current with the other replicas' writes (a live value nobody holds is let go).
@@ -134,7 +136,7 @@ router.post("/flags/:name/:state") { _, context -> Response in
 let app = Application(
   router: router,
   configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: port)),
-  services: [client, store],
+  services: [store],
   onServerRunning: { channel in
     // Straight to the file descriptor: a parent that waits for this line sees it at once.
     let line = "listening on 127.0.0.1:\(channel.localAddress?.port ?? port)\n"
