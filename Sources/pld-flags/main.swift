@@ -3,10 +3,10 @@
 //
 //   pld-flags ENDPOINT USER DATABASE [PORT]
 //
-// ENDPOINT is a Unix socket path (starting with "/"; a directory, such as /var/run/postgresql, means the
-// socket `.s.PGSQL.PORT` in it, PORT from PGPORT or 5432, as psql takes it) or HOST:PORT of the PostgreSQL
-// server; a password, if
-// the server needs one, comes in the environment variable PLD_FLAGS_PASSWORD. PORT (default 8080; 0 for
+// ENDPOINT is a Unix socket path (any path with a "/", such as ./run/pg; a directory, such as
+// /var/run/postgresql, means the socket `.s.PGSQL.PORT` in it, PORT from PGPORT or 5432, as psql takes it)
+// or HOST:PORT of the PostgreSQL server; a password, if the server needs one, comes in the environment
+// variable PLD_FLAGS_PASSWORD. PORT (default 8080; 0 for
 // any free one) is where it serves, on 127.0.0.1:
 //
 //   GET  /flags              every flag, as JSON: {"new-checkout":true}
@@ -37,7 +37,7 @@ typealias Flags = [String: Bool]
 /// How to reach the PostgreSQL server, from the command line.
 func configuration(endpoint: String, user: String, database: String) -> PostgresClient.Configuration? {
   let password = ProcessInfo.processInfo.environment["PLD_FLAGS_PASSWORD"]
-  if endpoint.hasPrefix("/") {
+  if endpoint.contains("/") {
     // A directory is where the server keeps its socket, as psql takes it: `.s.PGSQL.PORT` inside it, the
     // port from PGPORT (5432 when unset).
     var isDirectory: ObjCBool = false

@@ -5,6 +5,7 @@ import PersistentLiveData
 import PersistentLiveDataPostgres
 import PersistentLiveDataPostgresTesting
 import PostgresNIO
+import ServiceLifecycle
 import Testing
 
 #if canImport(Glibc)
@@ -63,16 +64,31 @@ struct ConnectFailureTests {
       log.all.contains { $0.contains("refused the connection") && $0.contains("does not exist") }
     }
     #expect(named, "\(log.all)")
-    try await Task.sleep(for: .seconds(2))
-    // Attempts back off (10 ms doubling: about 8 in 2 s, most answered by the probe's held refusal
+    try await Task.sleep(for: .seconds(1))
+    // Attempts back off (10 ms doubling: about 7 in a second, most answered by the probe's held refusal
     // without a new connection), and the refusal is logged once.
     let attempts = log.all.filter { $0.contains("prepare the schema") }.count
-    #expect(attempts <= 10, "attempts are spaced: \(log.all)")
+    #expect(attempts <= 9, "attempts are spaced: \(log.all)")
     #expect(log.all.filter { $0.contains("refused the connection") }.count == 1, "\(log.all)")
     #expect(!log.all.contains { $0.contains("unreachable") }, "\(log.all)")
     running.cancel()
     let ended = await ConnectHelpers.outcome(of: running, within: .seconds(5))
     #expect(ended == "returned", "run() ends normally when cancelled")
+  }
+
+  @Test func aStoreOnAnAppsClientEndsNormallyOnGracefulShutdownWhileWaitingForTheServer() async throws {
+    let folder = try TemporaryDirectory("connect")
+    defer { folder.remove() }
+    let client = PostgresClient(
+      configuration: .init(
+        unixSocketPath: folder.path(".s.PGSQL.5432"), username: "test", password: nil, database: "test"))
+    let store = PostgresStore(client: client)
+    let group = ServiceGroup(services: [client, store], logger: Logger(label: "test"))
+    let running = Task { try await group.run() }
+    // The store is preparing the schema: waiting for a connection the pool cannot make.
+    try await Task.sleep(for: .milliseconds(300))
+    await group.triggerGracefulShutdown()
+    #expect(await ConnectHelpers.outcome(of: running, within: .seconds(5)) == "returned")
   }
 
   @Test(
