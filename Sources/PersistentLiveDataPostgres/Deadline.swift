@@ -8,13 +8,18 @@ import PersistentLiveData
 /// The deadline itself is an entry in ``Deadlines``, which one task watches for every call in flight: a
 /// timer task per call cost each write a task and a thread's wake-up.
 ///
+/// `failFast`, when given, runs beside `body` in a task of its own: an error it returns ends the call at
+/// once with that error (the connection probe, which learns why the pool's connections cannot be made
+/// while `body` waits for one); nil lets `body` go on.
+///
 /// ```swift
 /// let rows = try await withDeadline(options.operationTimeout, operation: "history") {
 ///   try await statements.history(key: key, limit: 10)
 /// }
 /// ```
 func withDeadline<Result: Sendable>(
-  _ timeout: Duration, operation: String, _ body: @escaping @Sendable () async throws -> Result
+  _ timeout: Duration, operation: String, failFast: (@Sendable () async -> (any Error)?)? = nil,
+  _ body: @escaping @Sendable () async throws -> Result
 ) async throws -> Result {
   let race = DeadlineRace<Result>()
   return try await withTaskCancellationHandler {
@@ -31,7 +36,15 @@ func withDeadline<Result: Sendable>(
         Deadlines.shared.remove(deadline)
         race.finish(with: outcome)
       }
-      race.onFinish { work.cancel() }
+      let watcher = failFast.map { check in
+        Task {
+          if let error = await check() { race.finish(with: .failure(error)) }
+        }
+      }
+      race.onFinish {
+        work.cancel()
+        watcher?.cancel()
+      }
     }
   } onCancel: {
     race.finish(with: .failure(CancellationError()))

@@ -20,8 +20,17 @@ public import ServiceLifecycle
 /// ```
 public final class PostgresStore: Service, Sendable {
   let database: SharedDatabase
+  /// The client this store made from a configuration, which ``run()`` runs; nil for a client of the app.
+  let ownedClient: PostgresClient?
+  /// Whether ``run()`` started the owned client (it runs once).
+  let ownedClientStarted = Locked(false)
 
   /// A store on the server `client` connects to. Nothing is sent before the first call or ``run()``.
+  ///
+  /// The app runs `client` itself. A connection the pool cannot make is retried by the pool without a
+  /// word: calls then end with ``SharedStoreError/timedOut(operation:after:)``. A store made with
+  /// ``init(configuration:options:)`` names the cause instead (a refused port, a missing socket, a role,
+  /// database or password the server refuses).
   ///
   /// ```swift
   /// let store = PostgresStore(client: client, options: PostgresStoreOptions(retention: .last(100)))
@@ -31,38 +40,35 @@ public final class PostgresStore: Service, Sendable {
   ///   - options: Retention, the decode-failure policy, the logger and timeouts.
   public init(client: PostgresClient, options: PostgresStoreOptions = PostgresStoreOptions()) {
     database = SharedDatabase(client: client, options: options)
+    ownedClient = nil
   }
 
-  /// Creates or migrates the tables, then listens for other replicas' writes until cancelled or
-  /// gracefully shut down; reconnects by itself and catches up by version after every reconnect.
+  /// A store with a client of its own on `configuration`, which ``run()`` runs: the store is then the
+  /// one service to run. Nothing is sent before the first call or ``run()``.
   ///
-  /// Without it a replica sees only its own writes. A server that is down when it starts, or goes away
-  /// later, is waited for (``PostgresStoreOptions/reconnectDelay``); it throws only for a schema this
-  /// library cannot use. When it ends, the local cache (``PostgresStoreOptions/localCachePath``) holds
-  /// every version this replica saw.
+  /// A connection that cannot be made is named as soon as the first attempt fails: calls throw
+  /// ``SharedStoreError/serverUnavailable(operation:reason:)`` with the cause — connection refused, no
+  /// such socket, a role or database that does not exist, a password the server refuses — and the
+  /// store logs it, trying again with a growing backoff (never in a tight loop). (For a configuration
+  /// with TLS the cause is not probed: calls wait for the pool as with ``init(client:options:)``.)
   ///
   /// ```swift
-  /// let group = ServiceGroup(services: [client, store], logger: logger)
-  /// try await group.run()
+  /// let configuration = PostgresClient.Configuration(
+  ///   unixSocketPath: "/var/run/postgresql/.s.PGSQL.5432", username: "checkout", password: nil,
+  ///   database: "checkout")
+  /// let store = PostgresStore(configuration: configuration)
+  /// let group = ServiceGroup(services: [store], logger: logger)
   /// ```
-  /// - Throws: ``SharedStoreError/schemaTooNew(found:supported:)`` or
-  ///   ``SharedStoreError/migrationFailed(version:reason:)``.
-  public func run() async throws {
-    let listener = SharedListener(database: database)
-    do {
-      try await cancelWhenGracefulShutdown {
-        try await listener.run()
-      }
-    } catch {
-      await database.notifier.flush(within: .seconds(1))
-      database.cache?.flush()
-      throw error
-    }
-    // After a graceful shutdown, the notifications of the last writes go out before the client stops (a
-    // ServiceGroup stops the store before the client listed before it). A cancelled task waits for none.
-    await database.notifier.flush(within: .seconds(1))
-    // And the local cache holds the last versions this replica saw.
-    database.cache?.flush()
+  /// - Parameters:
+  ///   - configuration: How to connect; the store's client is made from it.
+  ///   - options: Retention, the decode-failure policy, the logger and timeouts.
+  public init(
+    configuration: PostgresClient.Configuration, options: PostgresStoreOptions = PostgresStoreOptions()
+  ) {
+    let client = PostgresClient(configuration: configuration)
+    database = SharedDatabase(
+      client: client, options: options, probe: ConnectProbe(configuration: configuration))
+    ownedClient = client
   }
 
   /// The one live value of `key`, starting from its latest version on the server (or `defaultValue` at

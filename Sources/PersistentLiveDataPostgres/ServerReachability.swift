@@ -52,7 +52,10 @@ final class ServerReachability: Sendable {
   /// happen under the lock: two outcomes recorded at once (the listener reconnecting while a call fails)
   /// reach them in the order they reached the state, so the gauge's last value is always the state's and
   /// the events alternate.
-  func record(reached: Bool, reason: @autoclosure () -> String = "") {
+  ///
+  /// `refused` says that the server answered and refused the connection (a role, database or password
+  /// it does not accept): the warning then says so, rather than that the server is unreachable.
+  func record(reached: Bool, reason: @autoclosure () -> String = "", refused: Bool = false) {
     state.withLock { state in
       let previous = state.reached
       if reached { state.unanswered = false }
@@ -66,7 +69,11 @@ final class ServerReachability: Sendable {
         events?.emit(.serverReachable)
       } else {
         let reason = reason()
-        logger?.warning("The PostgreSQL server is unreachable", metadata: ["reason": "\(reason)"])
+        logger?.warning(
+          refused
+            ? "The PostgreSQL server refused the connection: \(reason)"
+            : "The PostgreSQL server is unreachable: \(reason)",
+          metadata: ["reason": "\(reason)"])
         events?.emit(.serverUnreachable(reason: reason))
       }
     }

@@ -18,9 +18,11 @@ import PersistentLiveData
 ///
 /// The file is opened on first use (so that an app that asked for ``PostgresStore/events()`` right after
 /// creating the store hears of a file set aside). A file that cannot be used — damaged, foreign, of a
-/// newer schema, locked, not writable — is set aside: a warning is logged, a
+/// newer schema, not writable — is set aside: a warning is logged, a
 /// `StoreEvent.localCacheSetAside(path:reason:)` sent, and the store goes on without a cache. The file
-/// is never deleted nor changed then.
+/// is never deleted nor changed then. A file locked by another connection (another process in a
+/// transaction, another store of this process) is only skipped for a while: it is tried again after a
+/// backoff (25 ms, doubling up to a second), and the rows recorded meanwhile are written once it is free.
 ///
 /// ```swift
 /// let cache = SharedCache(path: "/var/lib/app/flags.cache", logger: logger, events: events)
@@ -31,14 +33,22 @@ final class SharedCache: Sendable {
   /// The application identifier of a cache file: a store file of an app is not taken for one.
   static let applicationIdentifier = "pld-postgres-cache"
 
-  private enum State {
+  private enum Phase {
     case unopened
     case open(PersistentStore)
     case setAside
   }
 
+  private struct State {
+    var phase = Phase.unopened
+    /// While the file is locked by another connection: no attempt to use it before this instant.
+    var retryAt: ContinuousClock.Instant?
+    /// The wait before the next attempt while it stays locked (nil: not locked).
+    var lockedDelay: Duration?
+  }
+
   let path: String
-  private let state = Locked(State.unopened)
+  private let state = Locked(State())
   private let logger: Logger?
   private let events: StoreEventHub
   private let queue = DispatchQueue(label: "pld.postgres.local-cache")
@@ -54,27 +64,99 @@ final class SharedCache: Sendable {
     self.events = events
   }
 
-  /// The open store, opening it on first use; nil once set aside.
-  private var store: PersistentStore? {
+  /// How the cache is available now.
+  private enum Availability {
+    case usable(PersistentStore)
+    /// Locked by another connection: try again at this instant.
+    case locked(retryAt: ContinuousClock.Instant)
+    case setAside
+  }
+
+  /// The open store, opening it on first use (or once a lock's backoff passed).
+  private var availability: Availability {
     var failure: (any Error)?
-    let store = state.withLock { state -> PersistentStore? in
-      switch state {
-      case .open(let store): return store
-      case .setAside: return nil
-      case .unopened:
-        do {
-          let store = try PersistentStore(path: path, options: Self.storeOptions(logger: logger))
-          state = .open(store)
-          return store
-        } catch {
-          state = .setAside
-          failure = error
-          return nil
-        }
+    var lockedFirst = false
+    let now = ContinuousClock.now
+    let availability = state.withLock { state -> Availability in
+      if case .setAside = state.phase { return .setAside }
+      if let retryAt = state.retryAt, now < retryAt { return .locked(retryAt: retryAt) }
+      if case .open(let store) = state.phase { return .usable(store) }
+      do {
+        let store = try PersistentStore(path: path, options: Self.storeOptions(logger: logger))
+        state.phase = .open(store)
+        return .usable(store)
+      } catch let error where Self.isLock(error) {
+        lockedFirst = state.lockedDelay == nil
+        return .locked(retryAt: Self.noteLocked(in: &state, now: now))
+      } catch {
+        state.phase = .setAside
+        failure = error
+        return .setAside
       }
     }
     if let failure { reportSetAside(failure) }
-    return store
+    if lockedFirst { reportLocked() }
+    return availability
+  }
+
+  /// The open store; nil while it is locked or once set aside.
+  private var store: PersistentStore? {
+    if case .usable(let store) = availability { return store }
+    return nil
+  }
+
+  /// Whether `error` says the file is locked by another connection (of this process or another): a
+  /// state that passes, so the file is tried again later rather than set aside.
+  static func isLock(_ error: any Error) -> Bool {
+    switch error {
+    case PersistentLiveDataError.busy, PersistentLiveDataError.alreadyOpen: true
+    // SQLITE_BUSY (5) and SQLITE_LOCKED (6), with any extended code.
+    case PersistentLiveDataError.sqlite(_, let code, _): [5, 6].contains(code & 0xFF)
+    default: false
+    }
+  }
+
+  /// The first wait after the file was found locked, and the longest: it doubles in between.
+  static let lockedBackoff = Duration.milliseconds(25)...Duration.seconds(1)
+
+  /// Notes the file found locked; returns when to try again.
+  private static func noteLocked(
+    in state: inout State, now: ContinuousClock.Instant
+  ) -> ContinuousClock.Instant {
+    let delay = state.lockedDelay.map { min($0 * 2, lockedBackoff.upperBound) } ?? lockedBackoff.lowerBound
+    state.lockedDelay = delay
+    state.retryAt = now + delay
+    return now + delay
+  }
+
+  /// The file answered: any lock's backoff is over.
+  private func noteUsable() {
+    let wasLocked = state.withLock { state -> Bool in
+      defer {
+        state.lockedDelay = nil
+        state.retryAt = nil
+      }
+      return state.lockedDelay != nil
+    }
+    if wasLocked {
+      logger?.info("The local cache file is no longer locked; using it again", metadata: ["path": "\(path)"])
+    }
+  }
+
+  /// After an operation failed on a lock: try again after the backoff. Returns when.
+  private func noteLocked() -> ContinuousClock.Instant {
+    let (retryAt, first) = state.withLock { state in
+      let first = state.lockedDelay == nil
+      return (Self.noteLocked(in: &state, now: .now), first)
+    }
+    if first { reportLocked() }
+    return retryAt
+  }
+
+  private func reportLocked() {
+    logger?.info(
+      "The local cache file is locked by another connection; trying again with a backoff",
+      metadata: ["path": "\(path)"])
   }
 
   static func storeOptions(logger: Logger?) -> StoreOptions {
@@ -84,24 +166,25 @@ final class SharedCache: Sendable {
     options.applicationIdentifier = applicationIdentifier
     options.watchesStoreFiles = false
     options.externalChangePollInterval = nil
-    // A file locked by another process is given up at once rather than waited for.
+    // A file locked by another process is not waited for: it is tried again after a backoff.
     options.busyTimeoutMilliseconds = 20
     options.logger = logger
     return options
   }
 
-  /// Whether the cache is in use (not set aside), opening it if it was not yet.
+  /// Whether the cache is in use (not set aside, nor locked now), opening it if it was not yet.
   var isUsable: Bool { store != nil }
 
-  /// The newest cached row of `key`; nil when the cache does not hold it or is set aside.
+  /// The newest cached row of `key`; nil when the cache does not hold it, is locked or set aside.
   func latestRow(key: String) -> StoredRow? {
     guard let store else { return nil }
     do {
       let row = try store.rows(key: key, limit: 1).first
+      noteUsable()
       if let row { noteStored(row) }
       return row
     } catch {
-      setAside(after: error)
+      failed(with: error)
       return nil
     }
   }
@@ -110,9 +193,11 @@ final class SharedCache: Sendable {
   func history(key: String) -> [StoredRow] {
     guard let store else { return [] }
     do {
-      return try store.rows(key: key)
+      let rows = try store.rows(key: key)
+      noteUsable()
+      return rows
     } catch {
-      setAside(after: error)
+      failed(with: error)
       return []
     }
   }
@@ -120,7 +205,7 @@ final class SharedCache: Sendable {
   /// Keeps `row` — a version the server committed — unless the cache holds a newer one; written on the
   /// cache's queue.
   func record(_ row: StoredRow) {
-    if case .setAside = state.withLock({ $0 }) { return }
+    if case .setAside = state.withLock({ $0.phase }) { return }
     let key = StoreKey(row.key)
     if let stored = newestStored.withLock({ $0[key] }), stored >= row.version { return }
     let isFirst = pending.withLock { pending -> Bool in
@@ -137,7 +222,8 @@ final class SharedCache: Sendable {
   /// How long a recorded row may wait before the cache's queue writes it.
   static let writeDelay = DispatchTimeInterval.milliseconds(10)
 
-  /// Waits until every row recorded so far is written (or the cache set aside).
+  /// Writes every row recorded so far (dropped once the cache is set aside; kept for later while the
+  /// file is locked).
   func flush() {
     queue.sync { drain() }
   }
@@ -149,18 +235,44 @@ final class SharedCache: Sendable {
         return Array(pending.values)
       }
       guard !rows.isEmpty else { return }
-      guard let store else { continue }
-      for row in rows {
+      let store: PersistentStore
+      switch availability {
+      case .setAside: continue
+      case .locked(let retryAt):
+        retry(rows, at: retryAt)
+        return
+      case .usable(let usable): store = usable
+      }
+      for (index, row) in rows.enumerated() {
         do {
           // Not written when the file holds this version or a newer one already: newest as well.
           _ = try store.storeVerbatim(row)
+          noteUsable()
           noteStored(row)
+        } catch let error where Self.isLock(error) {
+          retry(Array(rows[index...]), at: noteLocked())
+          return
         } catch {
-          setAside(after: error)
+          failed(with: error)
           break
         }
       }
     }
+  }
+
+  /// Puts `rows` back (unless newer ones of their keys came meanwhile) and writes them at `instant`.
+  private func retry(_ rows: [StoredRow], at instant: ContinuousClock.Instant) {
+    pending.withLock { pending in
+      for row in rows {
+        let key = StoreKey(row.key)
+        if let waiting = pending[key], waiting.version >= row.version { continue }
+        pending[key] = row
+      }
+    }
+    let wait = max(instant - .now, .zero)
+    let milliseconds = Int(
+      wait.components.seconds * 1_000 + wait.components.attoseconds / 1_000_000_000_000_000)
+    queue.asyncAfter(deadline: .now() + .milliseconds(milliseconds + 1)) { self.drain() }
   }
 
   private func noteStored(_ row: StoredRow) {
@@ -174,18 +286,23 @@ final class SharedCache: Sendable {
   func close() {
     flush()
     let store = state.withLock { state -> PersistentStore? in
-      defer { state = .setAside }
-      if case .open(let store) = state { return store }
+      defer { state.phase = .setAside }
+      if case .open(let store) = state.phase { return store }
       return nil
     }
     try? store?.close()
   }
 
-  /// Stops using the file after `error` (it is left as it is).
-  private func setAside(after error: any Error) {
+  /// After `error`: a lock is waited out (see ``isLock(_:)``); anything else sets the file aside (it
+  /// is left as it is).
+  private func failed(with error: any Error) {
+    if Self.isLock(error) {
+      _ = noteLocked()
+      return
+    }
     let store = state.withLock { state -> PersistentStore? in
-      guard case .open(let store) = state else { return nil }
-      state = .setAside
+      guard case .open(let store) = state.phase else { return nil }
+      state.phase = .setAside
       return store
     }
     guard let store else { return }

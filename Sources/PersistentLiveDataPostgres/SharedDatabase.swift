@@ -64,7 +64,8 @@ final class SharedDatabase: Sendable {
   /// The hash of every key that had a live value, to find the key of a notification that carried only
   /// the hash (a key too long for the payload).
   private let keysByHash = Locked<[String: String]>([:])
-  private let schemaTask = Locked<(task: Task<Void, any Error>, started: ContinuousClock.Instant)?>(nil)
+  private let schemaTask = Locked<(task: Task<Void, any Error>, started: ContinuousClock.Instant, id: Int)?>(
+    nil)
   private let schemaReady = Locked(false)
   /// The latest version of a key that its live value could not decode (its value stays behind).
   private let undecodable = Locked<[StoreKey: Int64]>([:])
@@ -81,8 +82,12 @@ final class SharedDatabase: Sendable {
   /// Keys longer than this (UTF-8 bytes) are notified by their hash: a payload must stay under 8,000.
   static let longestNotifiedKey = 7_900
 
-  init(client: PostgresClient, options: PostgresStoreOptions) {
+  /// Why the pool's connections fail, when the store knows how they are made (nil otherwise).
+  let probe: ConnectProbe?
+
+  init(client: PostgresClient, options: PostgresStoreOptions, probe: ConnectProbe? = nil) {
     self.client = client
+    self.probe = probe
     self.options = options
     instrumentation = StoreInstrumentation(backend: .postgresql, tracesKeys: options.tracesKeys)
     reachability = ServerReachability(
@@ -100,34 +105,35 @@ final class SharedDatabase: Sendable {
   /// Applies the migrations once per store (again after a failure).
   ///
   /// A caller waits at most ``PostgresStoreOptions/operationTimeout``, like for any call: a replica
-  /// started while the server is down fails its first call in that time, not in a minute. The migration
+  /// started while the server is down fails its first call in that time, not in a minute — or at once,
+  /// with the cause, when the connection probe finds that no connection can be made. The migration
   /// itself goes on after a caller gave up, and is waited for by the next one: creating tables may take
-  /// longer than an ordinary call (a loaded server, a lock held by another replica that migrates). Only
-  /// one that failed, or has not finished within ``longestMigration``, is started again.
+  /// longer than an ordinary call (a loaded server, a lock held by another replica that migrates, a
+  /// server that is not back yet). Only one that failed (it forgets itself then), or has not finished
+  /// within ``longestMigration``, is started again.
   func ensureSchema() async throws {
     if schemaReady.withLock({ $0 }) { return }
     let now = ContinuousClock.now
     let longest = max(options.operationTimeout, Self.longestMigration)
-    let task = schemaTask.withLock { running -> Task<Void, any Error> in
+    let slot = schemaTask
+    let task = slot.withLock { running -> Task<Void, any Error> in
       if let running, now - running.started < longest { return running.task }
       running?.task.cancel()
+      let id = (running?.id ?? 0) + 1
       let created = Task { [client, options] in
-        try await SharedSchema.apply(client: client, logger: options.logger)
+        do {
+          try await SharedSchema.apply(client: client, logger: options.logger)
+        } catch {
+          // Failed: the next caller starts it again (callers waiting for this one get the error).
+          slot.withLock { if $0?.id == id { $0 = nil } }
+          throw error
+        }
       }
-      running = (created, now)
+      running = (created, now, id)
       return created
     }
-    do {
-      try await bounded("prepare the schema") { try await task.value }
-      schemaReady.withLock { $0 = true }
-    } catch {
-      // A migration still running (this caller ran out of time) is waited for by the next one.
-      if case SharedStoreError.timedOut = error {
-      } else {
-        schemaTask.withLock { if $0?.task == task { $0 = nil } }
-      }
-      throw error
-    }
+    try await bounded("prepare the schema") { try await task.value }
+    schemaReady.withLock { $0 = true }
   }
 
   /// How long a migration may run before a caller starts it again.

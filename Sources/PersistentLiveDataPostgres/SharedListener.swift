@@ -34,7 +34,7 @@ struct SharedListener: Sendable {
   }
 
   func run() async throws {
-    try await prepareSchema()
+    guard try await prepareSchema() else { return }
     await withTaskGroup(of: Void.self) { group in
       group.addTask { await listen() }
       group.addTask { await catchUpPeriodically() }
@@ -43,20 +43,36 @@ struct SharedListener: Sendable {
     }
   }
 
-  /// Applies the schema, waiting for a server that is not there yet.
-  private func prepareSchema() async throws {
+  /// Applies the schema, waiting for a server that is not there yet (or refuses the connection: the
+  /// probe's backoff spaces the attempts then); false when cancelled first. The cause is logged when it
+  /// changes, not at every attempt.
+  private func prepareSchema() async throws -> Bool {
     var delay = database.options.reconnectDelay.lowerBound
-    while true {
+    var cause: String?
+    while !Task.isCancelled {
+      let failure: String
       do {
         try await database.ensureSchema()
-        return
-      } catch SharedStoreError.serverUnavailable, SharedStoreError.timedOut {
-        try Task.checkCancellation()
-        database.logger.info("Waiting for the PostgreSQL server to prepare the schema")
-        try await Task.sleep(for: delay)
-        delay = min(delay * 2, database.options.reconnectDelay.upperBound)
+        return true
+      } catch {
+        if Task.isCancelled || error is CancellationError { return false }
+        switch error {
+        case SharedStoreError.serverUnavailable(_, let reason): failure = reason
+        case SharedStoreError.timedOut: failure = "\(error)"
+        default: throw error
+        }
       }
+      if failure != cause {
+        database.logger.info(
+          "Waiting for the PostgreSQL server to prepare the schema", metadata: ["reason": "\(failure)"])
+        cause = failure
+      } else {
+        database.logger.debug("Still waiting for the PostgreSQL server to prepare the schema")
+      }
+      do { try await Task.sleep(for: delay) } catch { return false }
+      delay = min(delay * 2, database.options.reconnectDelay.upperBound)
     }
+    return false
   }
 
   private func listen() async {

@@ -3,10 +3,10 @@
 //
 //   pld-flags ENDPOINT USER DATABASE [PORT]
 //
-// ENDPOINT is a Unix socket path (starting with "/"; a directory, such as /var/run/postgresql, means the
-// socket `.s.PGSQL.PORT` in it, PORT from PGPORT or 5432, as psql takes it) or HOST:PORT of the PostgreSQL
-// server; a password, if
-// the server needs one, comes in the environment variable PLD_FLAGS_PASSWORD. PORT (default 8080; 0 for
+// ENDPOINT is a Unix socket path (any path with a "/", such as ./run/pg; a directory, such as
+// /var/run/postgresql, means the socket `.s.PGSQL.PORT` in it, PORT from PGPORT or 5432, as psql takes it)
+// or HOST:PORT of the PostgreSQL server; a password, if the server needs one, comes in the environment
+// variable PLD_FLAGS_PASSWORD. PORT (default 8080; 0 for
 // any free one) is where it serves, on 127.0.0.1:
 //
 //   GET  /flags              every flag, as JSON: {"new-checkout":true}
@@ -20,7 +20,8 @@
 // With PLD_FLAGS_CACHE=PATH in the environment, the replica keeps the flags it served in a local cache file
 // (`PostgresStoreOptions.localCachePath`): restarted while PostgreSQL is down, it serves the last flags it
 // saw (GET /status says "stale":true until the server confirms them), and refuses changes (503).
-// It prints "listening on 127.0.0.1:PORT" once it serves, and stops on SIGINT or SIGTERM.
+// It prints "listening on 127.0.0.1:PORT" once it serves, and stops on SIGINT or SIGTERM (exit status 0,
+// whether the server answers, is down, halted or refuses the role).
 import CoreMetrics
 import Foundation
 import Hummingbird
@@ -36,7 +37,7 @@ typealias Flags = [String: Bool]
 /// How to reach the PostgreSQL server, from the command line.
 func configuration(endpoint: String, user: String, database: String) -> PostgresClient.Configuration? {
   let password = ProcessInfo.processInfo.environment["PLD_FLAGS_PASSWORD"]
-  if endpoint.hasPrefix("/") {
+  if endpoint.contains("/") {
     // A directory is where the server keeps its socket, as psql takes it: `.s.PGSQL.PORT` inside it, the
     // port from PGPORT (5432 when unset).
     var isDirectory: ObjCBool = false
@@ -72,11 +73,12 @@ for label in ["pld.write.duration", "pld.commit.duration", "pld.delivery.delay"]
 MetricsSystem.bootstrap(metricsFactory)
 
 let logger = Logger(label: "pld-flags")
-let client = PostgresClient(configuration: postgres)
 var storeOptions = PostgresStoreOptions(logger: logger)
 storeOptions.localCachePath = ProcessInfo.processInfo.environment["PLD_FLAGS_CACHE"]
 storeOptions.operationTimeout = .seconds(2)  // an answer, or an error, while the server is away
-let store = PostgresStore(client: client, options: storeOptions)
+// The store runs its own client: a connection the server refuses (a role or database it does not know, a
+// wrong password) is logged with its cause, and SIGINT or SIGTERM stops both in any state.
+let store = PostgresStore(configuration: postgres, options: storeOptions)
 
 /// The live flags, asked for once and kept: every replica then serves them from memory, and the store keeps
 /// them current with the other replicas' writes (a live value nobody holds is let go).
@@ -134,7 +136,7 @@ router.post("/flags/:name/:state") { _, context -> Response in
 let app = Application(
   router: router,
   configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: port)),
-  services: [client, store],
+  services: [store],
   onServerRunning: { channel in
     // Straight to the file descriptor: a parent that waits for this line sees it at once.
     let line = "listening on 127.0.0.1:\(channel.localAddress?.port ?? port)\n"
