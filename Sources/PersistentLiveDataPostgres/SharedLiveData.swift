@@ -124,13 +124,16 @@ public final class SharedLiveData<Value: Codable & Sendable>: StoredLiveData<Val
   /// ```swift
   /// for entry in try await flags.history(limit: 5) { print(entry.version, entry.value) }
   /// ```
+  /// A version that does not decode is never left out silently: under the default
+  /// `DecodeFailurePolicy.throwError` its error is thrown, naming key and version; under a lenient policy
+  /// it is left out and reported (`StoreEvent.versionLeftOutOfHistory`, and the logger).
+  ///
   /// - Parameter limit: The most versions to read, newest first; nil for all that are kept.
-  /// - Returns: The versions that decode (one that does not is left out and logged), newest first.
-  /// - Throws: ``SharedStoreError``.
+  /// - Returns: The versions, newest first.
+  /// - Throws: ``SharedStoreError``, or `PersistentLiveDataError.undecodable(key:version:reason:)` (or
+  ///   `.valueSchemaTooNew`) under `.throwError`.
   public func history(limit: Int? = nil) async throws -> [Versioned<Value>] {
-    try await database.history(key: key, limit: limit).compactMap {
-      historyVersion($0, logger: database.logger)
-    }
+    try historyVersions(try await database.history(key: key, limit: limit))
   }
 
   /// The value stored as `version`.

@@ -1,5 +1,4 @@
 package import Foundation
-package import Logging
 
 /// A ``LiveData`` whose versions a store keeps: what every backend's live value does the same way.
 ///
@@ -120,21 +119,6 @@ extension StoredLiveData {
       try decoding.historyValue(row).map { value in
         Versioned(version: row.version, value: value, writtenAt: row.writtenAt, attribution: row.attribution)
       }
-    }
-  }
-
-  /// `row` as a version of the history, or nil when it does not decode, whatever the policy: the history
-  /// leaves it out, `logger` is warned, naming the key and the version, and a
-  /// ``StoreEvent/versionLeftOutOfHistory(key:version:error:)`` is reported — never silently.
-  /// ``historyVersions(_:)`` applies the ``DecodeFailurePolicy`` too (it throws under
-  /// ``DecodeFailurePolicy/throwError``).
-  ///
-  /// ```swift
-  /// try database.history(key: key, limit: limit).compactMap { historyVersion($0, logger: logger) }
-  /// ```
-  package func historyVersion(_ row: StoredRow, logger: Logger?) -> Versioned<Value>? {
-    decoding.lenientHistoryValue(row, logger: logger).map { value in
-      Versioned(version: row.version, value: value, writtenAt: row.writtenAt, attribution: row.attribution)
     }
   }
 }

@@ -194,21 +194,6 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
     }
   }
 
-  /// `row`'s value, or nil when it does not decode, whatever the policy: the version is then left out
-  /// with a warning to `logger` and a ``StoreEvent/versionLeftOutOfHistory(key:version:error:)``.
-  ///
-  /// ```swift
-  /// let value = decoding.lenientHistoryValue(row, logger: logger)   // nil: reported, never silently
-  /// ```
-  package func lenientHistoryValue(_ row: StoredRow, logger: Logger?) -> Value? {
-    do {
-      return try decode(row)
-    } catch {
-      reportLeftOut(row, error: error, logger: logger)
-      return nil
-    }
-  }
-
   /// Warns `logger` and reports `row`, left out of a history because it does not decode.
   private func reportLeftOut(_ row: StoredRow, error: any Error, logger: Logger?) {
     logger?.warning(
