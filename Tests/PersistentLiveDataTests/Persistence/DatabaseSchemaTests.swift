@@ -8,7 +8,7 @@ extension Persistence {
   /// The file is readable by any SQLite client: `pld_values(key, version, written_at, payload)` with the
   /// payload as JSON text (sorted keys), WAL journal mode, and our `application_id`. Read with the sqlite3
   /// command-line client, an independent connection in another process.
-  @Suite(.enabled(if: SQLiteCLI.isAvailable, "needs the sqlite3 command-line client"))
+  @Suite(.ownThread, .enabled(if: SQLiteCLI.isAvailable, "needs the sqlite3 command-line client"))
   struct DatabaseSchemaTests {
     struct Shape: Codable, Sendable, Equatable {
       struct Size: Codable, Sendable, Equatable {

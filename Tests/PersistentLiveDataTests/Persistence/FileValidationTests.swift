@@ -7,7 +7,7 @@ import Testing
 extension Persistence {
   /// Opening validates the file first: what is not a PersistentLiveData store is refused with a distinct
   /// error and left byte for byte as it was.
-  @Suite struct FileValidationTests {
+  @Suite(.ownThread) struct FileValidationTests {
     /// Opens `path`, expects the error case `name`, and checks that the file is unchanged.
     func expectRefused(
       _ path: String, with name: String, verifyingIntegrity: Bool = false,

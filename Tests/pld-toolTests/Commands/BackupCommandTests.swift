@@ -7,7 +7,7 @@ import Testing
 
 /// `backup DB DEST`: a single-file copy of a store in use, made by reading it only; nothing at DEST is
 /// ever overwritten.
-@Suite struct BackupCommandTests {
+@Suite(.ownThread) struct BackupCommandTests {
   @Test func aStoreStillOpenWithItsCommitsInTheWALIsCopiedWhole() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }

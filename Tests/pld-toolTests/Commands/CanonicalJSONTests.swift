@@ -7,7 +7,7 @@ import Testing
 
 /// A value written by `pld-tool` is stored in the bytes an app's `set` of an equal value stores: object
 /// keys in `JSONEncoder`'s `.sortedKeys` order, which on Linux differs from `JSONSerialization`'s.
-@Suite struct CanonicalJSONTests {
+@Suite(.ownThread) struct CanonicalJSONTests {
   @Test func setStoresTheBytesTheLibrarysEncoderWrites() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }

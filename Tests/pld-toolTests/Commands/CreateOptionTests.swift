@@ -8,7 +8,7 @@ import Testing
 /// Write commands write only to an existing store: a mistyped path is an error that creates no file and
 /// no folder, unless `--create` asks for a new store (`set`, `import`; `rollback` and `prune` need stored
 /// versions and always refuse a missing file).
-@Suite struct CreateOptionTests {
+@Suite(.ownThread) struct CreateOptionTests {
   /// The commands that may create a store, with what they need after the database path.
   private static func creatingCommands(_ directory: TemporaryDirectory) throws -> [[String]] {
     let file = try directory.write(#"{"key":"k","value":1}"# + "\n", to: "in.jsonl")

@@ -7,7 +7,7 @@ import Testing
 
 /// Values nested deeper than the 512 levels `JSONDecoder` reads: `set` and `import` refuse them as the
 /// library does, read commands say what a stored one is, and nothing recurses 100,000 levels deep.
-@Suite struct DeepValueCommandTests {
+@Suite(.ownThread) struct DeepValueCommandTests {
   /// The text of `depth` nested arrays, or objects with one member "a".
   static func deepJSON(_ depth: Int, objects: Bool) -> String {
     objects

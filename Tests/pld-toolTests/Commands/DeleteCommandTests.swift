@@ -6,7 +6,7 @@ import Testing
 @testable import pld_tool
 
 /// `delete DB KEY`: the library's `removeKey` from the shell.
-@Suite struct DeleteCommandTests {
+@Suite(.ownThread) struct DeleteCommandTests {
   @Test func aKeyIsDeletedWithEveryVersionAndItsNumbersAreNotReused() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }

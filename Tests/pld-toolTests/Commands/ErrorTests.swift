@@ -7,7 +7,7 @@ import Testing
 
 /// Every failure is one sentence on standard error naming the file, key or version, with a non-zero
 /// status — never a trap.
-@Suite struct ErrorTests {
+@Suite(.ownThread) struct ErrorTests {
   @Test func aMissingFileIsNamedAndNeverCreated() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }

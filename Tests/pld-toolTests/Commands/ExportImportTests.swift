@@ -6,7 +6,7 @@ import Testing
 @testable import pld_tool
 
 /// `export` writes JSON Lines that `import` reads back; `import` is all or nothing.
-@Suite struct ExportImportTests {
+@Suite(.ownThread) struct ExportImportTests {
   @Test func exportPrintsEveryVersionByKeyThenVersion() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }

@@ -7,7 +7,7 @@ import Testing
 
 /// Keys and values holding quotes, SQL, newlines and terminal escape sequences are shown escaped in
 /// human output and stay exact in JSON output.
-@Suite struct HostileKeyTests {
+@Suite(.ownThread) struct HostileKeyTests {
   static let keys = [
     "evil\u{1B}[31mred\u{1B}[0m", "two\nlines", "quote\"and'apostrophe", "'); DROP TABLE pld_values; --",
     "bidi\u{202E}txt.exe", "csi\u{9B}2J", "tab\there", "back\\slash", "日本語キー",

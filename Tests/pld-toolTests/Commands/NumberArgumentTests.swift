@@ -9,7 +9,7 @@ import Testing
 /// included, which ArgumentParser alone took for options: "Missing value", "Missing expected argument")
 /// and a value that is not a whole number are usage errors (status 64) that name the option and its
 /// bound.
-@Suite struct NumberArgumentTests {
+@Suite(.ownThread) struct NumberArgumentTests {
   /// Each whole-number option or argument: a command line with `VALUE` in its place, and its bound.
   static let numbers: [(arguments: [String], name: String, minimum: Int)] = [
     (["get", "DB", "theme", "--version", "VALUE"], "--version", 1),

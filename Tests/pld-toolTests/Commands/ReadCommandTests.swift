@@ -7,7 +7,7 @@ import Testing
 
 /// `inspect`, `keys`, `get`, `history` run in process against stores written by the library: what they
 /// report matches what the library reports.
-@Suite struct ReadCommandTests {
+@Suite(.ownThread) struct ReadCommandTests {
   @Test func inspectReportsSchemaKeysVersionsAndIntegrity() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }

@@ -6,7 +6,7 @@ import Testing
 @testable import pld_tool
 
 /// `keys` shows a key's recorded retention, and `prune` never deletes what it keeps.
-@Suite struct RetentionCommandTests {
+@Suite(.ownThread) struct RetentionCommandTests {
   /// flags keeps every version, heartbeat its last 3 (recorded), counter has none: 10 versions each.
   static func makeStore(in directory: TemporaryDirectory) throws -> String {
     let path = directory.path("retention.db")

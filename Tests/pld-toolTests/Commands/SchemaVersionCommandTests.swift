@@ -19,7 +19,7 @@ private struct LabelV2: PersistentValue, Equatable {
 
 /// Every version's value schema version in `get`, `history`, `export`/`import`, `keys`, `verify`, and
 /// what `set` and `rollback` record.
-@Suite struct SchemaVersionCommandTests {
+@Suite(.ownThread) struct SchemaVersionCommandTests {
   /// `label`: version 1 by build 1 (a String, schema 1), version 2 by build 2 (schema 2); `plain`: one
   /// Int version.
   static func makeStore(_ directory: TemporaryDirectory, _ name: String = "app.db") throws -> String {

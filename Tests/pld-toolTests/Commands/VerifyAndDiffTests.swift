@@ -6,7 +6,7 @@ import Testing
 @testable import pld_tool
 
 /// `verify` finds damaged payloads and version gaps; `diff` shows changes path by path.
-@Suite struct VerifyAndDiffTests {
+@Suite(.ownThread) struct VerifyAndDiffTests {
   @Test func verifyPrintsOkForASoundStore() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }

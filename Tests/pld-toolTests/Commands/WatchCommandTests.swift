@@ -22,12 +22,17 @@ import Testing
     #expect(
       waitUntil { console.capturedError.contains("Watching") },
       "watch did not start: \(console.capturedError)")
+    // Once only: the thread signals `finished` once, and a second wait for it took the whole 5 s.
+    var stopped = false
     defer {
-      console.requestStop()
-      _ = finished.wait(timeout: .now() + 5)
+      if !stopped {
+        console.requestStop()
+        _ = finished.wait(timeout: .now() + 5)
+      }
     }
     try body(console)
     console.requestStop()
+    stopped = true
     #expect(finished.wait(timeout: .now() + 2) == .success)
     return CommandResult(
       stdout: console.capturedOutput, stderr: console.capturedError, status: status.withLock { $0 })

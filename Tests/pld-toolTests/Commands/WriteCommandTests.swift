@@ -7,7 +7,7 @@ import Testing
 
 /// `set`, `rollback`, `prune` write through the library: an application's store sees the same
 /// versions, values and history afterwards.
-@Suite struct WriteCommandTests {
+@Suite(.ownThread) struct WriteCommandTests {
   @Test func setWritesTheNextVersionThatTheLibraryReads() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }

@@ -28,6 +28,11 @@ struct CommandResult: Equatable, CustomStringConvertible {
 
 /// Runs pld-tool in this process, exactly as the binary's `main` does, capturing its output.
 ///
+/// It holds the calling thread for the whole command: under ThreadSanitizer a single run (argument
+/// parsing included) takes tens of milliseconds to seconds. A suite that calls it runs with `.ownThread`,
+/// off the cooperative pool: suites that did not held both of the pool's threads on two cores, and no
+/// other test of the process could run, or even be reported finished, until they were done.
+///
 /// - Parameters:
 ///   - arguments: The command line without the program name.
 ///   - errorIsTerminal: Pretend standard error is a terminal (progress is then drawn).
