@@ -178,3 +178,12 @@ func eventually(
 func sanitizerScaled(_ limit: Duration) -> Duration {
   ProcessInfo.processInfo.environment["PLD_TESTS_UNDER_SANITIZER"] != nil ? limit * 4 : limit
 }
+
+/// The suites that start PostgreSQL servers of their own, stop and halt them, or run `pld-flags` against
+/// them, one test at a time: each `initdb` and server start takes a core for a second or more, and
+/// several at once on two cores starved every other shared-store suite's first call (its schema
+/// preparation ran past `operationTimeout`).
+@Suite(
+  .serialized,
+  .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
+enum ServerFaultSuites {}

@@ -117,7 +117,7 @@ private func childWriteLatencies(
       ChildProcess.testChildPath, ["set-all", paths[0], "counter", "5"] + paths.dropFirst())
     #expect(child.readLine() == "done 200")
     child.wait()
-    #expect(waitUntil { values.allSatisfy { $0.version == 1 } })
+    #expect(waitUntil(.seconds(30)) { values.allSatisfy { $0.version == 1 } })
     #expect(values.filter { $0.value != 5 }.isEmpty)
     #expect(stores.allSatisfy { ($0.database.backgroundWork?.statistics.wokenChecks ?? 0) >= 1 })
     for store in stores { try store.close() }

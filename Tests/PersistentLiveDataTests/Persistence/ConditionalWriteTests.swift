@@ -158,7 +158,7 @@ extension Persistence {
       let path = folder.path("processes.db")
       try PersistentStore(path: path).close()
       let children = try (0..<4).map { _ in
-        try ChildProcess(ChildProcess.testChildPath, ["cas", path, "counter", "50"])
+        try ChildProcess(ChildProcess.testChildPath, ["cas", path, "counter", "25"])
       }
       var written = 0
       var conflicts = 0
@@ -171,7 +171,7 @@ extension Persistence {
       }
       let store = try PersistentStore(path: path)
       let counter = try store.liveData("counter", default: 0)
-      try #require(written == 200)
+      try #require(written == 100)
       #expect(counter.value == written, "\(written) writes, \(conflicts) conflicts")
       #expect(try counter.history().map(\.version) == Array((1...Int64(written)).reversed()))
     }

@@ -38,6 +38,12 @@ final class SerializedConnection<State: AnyObject>: @unchecked Sendable {
   private var isReadWindowOpen = false
   /// When the open read window began (`DispatchTime` uptime nanoseconds).
   private var readWindowStart: UInt64 = 0
+  /// Where the timer that ends an idle read window runs. A serial queue of its own, served by a thread
+  /// outside the pool of `DispatchQueue.global()`: ending a window takes the lock, which a long commit may
+  /// hold for milliseconds, and on Linux that pool is the one Swift's cooperative executor runs tasks on
+  /// (as many threads as cores). A timer blocked there held one of an app's two threads, and with a few
+  /// stores open both: every task waited (the test suite's first 30–90 s of nothing, measured with gdb).
+  private let readWindowTimer = DispatchQueue(label: "PersistentLiveData.read-window")
 
   /// The longest a read window serves reads, in nanoseconds (1 ms).
   static var readWindowNanoseconds: UInt64 { 1_000_000 }
@@ -78,7 +84,7 @@ final class SerializedConnection<State: AnyObject>: @unchecked Sendable {
       readWindowStart = now
       // Releases the snapshot of a window nothing else ends (an idle store).
       let length = DispatchTimeInterval.nanoseconds(Int(Self.readWindowNanoseconds))
-      DispatchQueue.global().asyncAfter(deadline: .now() + length) { [weak self] in self?.endReadWindow() }
+      readWindowTimer.asyncAfter(deadline: .now() + length) { [weak self] in self?.endReadWindow() }
     }
     do {
       return try body(connection, state)
