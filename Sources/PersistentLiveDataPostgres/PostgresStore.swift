@@ -311,7 +311,7 @@ public final class SharedTransaction {
 
   /// Stages `value` as the next version of `data`'s key, only if the key is still at `expected` when
   /// the transaction commits; otherwise the whole transaction commits nothing and throws
-  /// ``VersionConflict``.
+  /// `VersionConflict`.
   ///
   /// ```swift
   /// try await store.transaction { transaction in

@@ -24,7 +24,7 @@ extension SharedLiveData {
   ///   - newValue: The value to store.
   ///   - expected: The version the key must still be at (0: none).
   ///   - isolation: The caller's isolation, filled in by the compiler.
-  /// - Throws: ``VersionConflict`` naming the key and both versions; otherwise as
+  /// - Throws: `VersionConflict` naming the key and both versions; otherwise as
   ///   ``set(_:isolation:)``. Nothing has changed then, in memory or on the server.
   public func set(
     _ newValue: Value, ifVersion expected: Int64, isolation: isolated (any Actor)? = #isolation
@@ -53,7 +53,7 @@ extension SharedLiveData {
   /// ```swift
   /// try await data.rollback(to: 3, ifVersion: versionShownOnThePage)
   /// ```
-  /// - Throws: ``VersionConflict`` when the key has moved on; otherwise as ``rollback(to:isolation:)``.
+  /// - Throws: `VersionConflict` when the key has moved on; otherwise as ``rollback(to:isolation:)``.
   package func rollback(
     to version: Int64, ifVersion expected: Int64, isolation: isolated (any Actor)? = #isolation
   ) async throws {
