@@ -77,6 +77,9 @@ do {
   try await group("attribution") {
     try AttributionBenchmark(quick: options.quick, scratch: scratch).run(report)
   }
+  try await group("conditional") {
+    try ConditionalBenchmark(quick: options.quick, scratch: scratch).run(report)
+  }
   try await group("encoding") { try EncodingBenchmark(quick: options.quick, scratch: scratch).run(report) }
   try await group("restore") { try RestoreBenchmark(quick: options.quick, scratch: scratch).run(report) }
   try await group("open") { try OpenBenchmark(quick: options.quick, scratch: scratch).run(report) }

@@ -83,6 +83,15 @@ struct Goals {
           issue: "30", goal: "set \(name) with an attribution / without (time ratio)",
           figure: value("attribution", name, "withToWithoutTime"), target: 1.05, unit: "x", detail: p50))
     }
+    for mode in ["normal", "full"] {
+      let name = "\(Format.bytes(ValueCycle(Profile.sample).encodedSize())) \(mode)"
+      let p50 =
+        value("conditional", name, "conditionalToPlainP50").map { "p50 ratio \(Format.ratio($0))" } ?? ""
+      goals.append(
+        Goal(
+          issue: "43", goal: "set(_:ifVersion:) \(name) / set (time ratio)",
+          figure: value("conditional", name, "conditionalToPlainTime"), target: 1.02, unit: "x", detail: p50))
+    }
     goals.append(
       Goal(
         issue: "3", goal: "restore 5,000 keys / raw",

@@ -19,7 +19,8 @@ struct Options {
 
   /// The groups, in the order a run takes them.
   static let groupNames = [
-    "fsync", "delivery", "registration", "set", "attribution", "encoding", "restore", "open", "history",
+    "fsync", "delivery", "registration", "set", "attribution", "conditional", "encoding", "restore", "open",
+    "history",
     "retention", "checkpoint", "memory", "groupcommit", "idle", "external", "external-scale", "metrics",
   ]
 
