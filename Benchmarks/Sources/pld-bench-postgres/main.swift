@@ -77,7 +77,10 @@ func run() async throws {
   // 1. set against raw postgres-nio.
   let data = try await a.store.liveData("bench", default: 0)
   try await data.set(0)  // the schema exists from here on
+  let guarded = try await a.store.liveData("bench-conditional", default: 0)
+  try await guarded.set(0)
   var library: [Duration] = []
+  var conditional: [Duration] = []
   var raw: [Duration] = []
   var rawVersion: Int64 = 0
   let clock = ContinuousClock()
@@ -87,6 +90,11 @@ func run() async throws {
       let started = clock.now
       try await data.set(index)
       library.append(clock.now - started)
+    }
+    for index in 0..<perRound {
+      let started = clock.now
+      try await guarded.set(index, ifVersion: guarded.version)
+      conditional.append(clock.now - started)
     }
     for _ in 0..<perRound {
       let started = clock.now
@@ -102,7 +110,13 @@ func run() async throws {
   print("|---|---|---|")
   print("| SharedLiveData.set | \(format(libraryP50)) | \(format(libraryMean)) |")
   print("| raw postgres-nio (upsert + insert + NOTIFY) | \(format(rawP50)) | \(format(rawMean)) |")
-  print("| ratio (goal ≤ 1.15×) | \(format(libraryP50 / rawP50))× | \(format(libraryMean / rawMean))× |\n")
+  print("| ratio (goal ≤ 1.15×) | \(format(libraryP50 / rawP50))× | \(format(libraryMean / rawMean))× |")
+  // Issue 43: the condition rides the write's statement (another shape of the same prepared statement).
+  let (conditionalP50, _, conditionalMean) = summary(conditional)
+  print("| SharedLiveData.set(_:ifVersion:) | \(format(conditionalP50)) | \(format(conditionalMean)) |")
+  print(
+    "| conditional / set (goal ≤ 1.02×) | \(format(conditionalP50 / libraryP50))× "
+      + "| \(format(conditionalMean / libraryMean))× |\n")
 
   // 2. Replica to replica.
   let writer = try await a.store.liveData("latency", default: -1)
