@@ -6,7 +6,7 @@ import Testing
 
 @testable import PersistentLiveDataPostgres
 
-/// `WriteAttribution` (API §15) on a shared store: every write records the attribution of its caller in
+/// `WriteAttribution` (the AuditTrails article) on a shared store: every write records the attribution of its caller in
 /// the row, and every replica reads it back.
 @Suite(
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))

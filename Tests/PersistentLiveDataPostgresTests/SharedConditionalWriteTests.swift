@@ -5,7 +5,7 @@ import Testing
 
 @testable import PersistentLiveDataPostgres
 
-/// `SharedLiveData.set(_:ifVersion:)` and `SharedTransaction.set(_:to:ifVersion:)` (API §19): decided
+/// `SharedLiveData.set(_:ifVersion:)` and `SharedTransaction.set(_:to:ifVersion:)` (Conditional writes, in PersistenceAndDurability): decided
 /// by the write's own statement on the server, never against this replica's memory.
 @Suite(
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))

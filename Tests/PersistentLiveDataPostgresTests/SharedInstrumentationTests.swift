@@ -9,7 +9,7 @@ import PersistentLiveDataPostgresTesting
 import Testing
 import Tracing
 
-/// The metrics and spans of API.md §16 for the shared store, against a real PostgreSQL server. Each
+/// The metrics and spans of the MetricsAndTraces article for the shared store, against a real PostgreSQL server. Each
 /// replica under test is created inside `withMetricsFactory`/`withTracer` with a `TestMetrics` or an
 /// `InMemoryTracer` of its own: nothing is bootstrapped for the process, parallel suites never meet.
 @Suite(

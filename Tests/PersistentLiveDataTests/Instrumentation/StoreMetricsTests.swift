@@ -7,7 +7,7 @@ import Testing
 
 @testable import PersistentLiveData
 
-/// The metrics of API.md §16 for the SQLite store, with their labels and dimensions. Each test binds a
+/// The metrics of the MetricsAndTraces article for the SQLite store, with their labels and dimensions. Each test binds a
 /// `TestMetrics` of its own with `withMetricsFactory` where it opens its store (the store takes the
 /// factory in effect then), so suites running in parallel never see each other's series and nothing is
 /// bootstrapped for the whole process.

@@ -6,7 +6,7 @@ import Tracing
 
 @testable import PersistentLiveData
 
-/// The spans of API.md §16 for the SQLite store, recorded by swift-distributed-tracing's in-memory tracer
+/// The spans of the MetricsAndTraces article for the SQLite store, recorded by swift-distributed-tracing's in-memory tracer
 /// bound with `withTracer` where each test opens its store (nothing is bootstrapped for the process).
 @Suite struct StoreTracingTests {
   /// A store on a new file whose spans go to `tracer`.

@@ -47,7 +47,7 @@ func consume<Value: Sendable>(
 }
 
 extension Persistence {
-  /// `changes(since:)` (API §8): every version after `since`, stored ones first, then live ones, each once
+  /// `changes(since:)` (the EveryVersion article): every version after `since`, stored ones first, then live ones, each once
   /// and in order, across processes; errors after everything before them.
   @Suite struct ChangesTests {
     @Test func sinceZeroReplaysTheKeptHistoryThenGoesLive() async throws {

@@ -5,7 +5,7 @@ import Testing
 @testable import PersistentLiveData
 
 extension Persistence {
-  /// `set(_:ifVersion:)` (API §19): the write happens only if the key is still at the named version in
+  /// `set(_:ifVersion:)` (Conditional writes, in PersistenceAndDurability): the write happens only if the key is still at the named version in
   /// the file — decided inside the write transaction, never against memory.
   @Suite struct ConditionalWriteTests {
     /// A store that hears of other connections' writes only when asked: memory stays where this process

@@ -5,7 +5,7 @@ import Testing
 @testable import PersistentLiveData
 
 extension Persistence {
-  /// `store.write { }` and `data.write(_:)` (API §10): bodies run on the store's writer, calls that arrive
+  /// `store.write { }` and `data.write(_:)` (the group-commit section of PersistenceAndDurability): bodies run on the store's writer, calls that arrive
   /// together commit in one transaction, each call's writes commit or fail as a unit.
   @Suite struct GroupCommitTests {
     struct Refused: Error, Equatable {}

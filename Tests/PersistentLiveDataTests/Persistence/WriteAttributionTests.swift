@@ -5,7 +5,7 @@ import Testing
 @testable import PersistentLiveData
 
 extension Persistence {
-  /// `WriteAttribution` (API §15): every write records the attribution in effect where it is called, and
+  /// `WriteAttribution` (the AuditTrails article): every write records the attribution in effect where it is called, and
   /// it comes back through `history`, `historyEntries`, `changes(since:)` and other processes.
   @Suite struct WriteAttributionTests {
     static let ops = WriteAttribution(author: "ops", reason: "INC-42")

@@ -6,7 +6,7 @@ import Testing
 @testable import pld_tool
 
 /// `--author` and `--reason` on the writing commands, and the attribution in what the reading commands
-/// print (API §15).
+/// print (the AuditTrails article).
 @Suite(.ownThread) struct AttributionCommandTests {
   /// What `sqlite3` prints for `sql` on `path` (read-only).
   static func sqlite(_ path: String, _ sql: String) throws -> String {

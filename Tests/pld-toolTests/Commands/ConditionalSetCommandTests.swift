@@ -5,7 +5,7 @@ import Testing
 
 @testable import pld_tool
 
-/// `pld-tool set DB KEY JSON --if-version N` (API §19): written only if the key is still at version N.
+/// `pld-tool set DB KEY JSON --if-version N` (Conditional writes, in PersistenceAndDurability): written only if the key is still at version N.
 @Suite struct ConditionalSetCommandTests {
   @Test func writesWhenTheKeyIsAtTheNamedVersion() throws {
     let directory = try TemporaryDirectory()
