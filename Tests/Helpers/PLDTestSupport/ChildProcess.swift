@@ -17,8 +17,11 @@ package final class ChildProcess: @unchecked Sendable {
   /// An unlinked temporary file holding the child's stderr; -1 when it is merged into stdout.
   private let errorFile: Int32
   private var buffer: [UInt8] = []
-  private var reaped = false
-  package private(set) var status: Int32 = 0
+  /// Whether the child was reaped, and its wait status: set by the thread that waited, read by the test
+  /// (a lock orders the two, which a continuation resumed from a detached thread does not show TSan).
+  private let reaping = Locked((reaped: false, status: Int32(0)))
+  /// The wait status, once the process was reaped (0 before).
+  package var status: Int32 { reaping.withLock { $0.status } }
 
   /// The folder holding the built products (`.build/debug` or similar).
   package static var productsFolder: URL {
@@ -78,7 +81,7 @@ package final class ChildProcess: @unchecked Sendable {
   }
 
   deinit {
-    if !reaped {
+    if !reaping.withLock({ $0.reaped }) {
       Glibc.kill(pid, SIGKILL)
       _ = wait()
     }
@@ -130,11 +133,10 @@ package final class ChildProcess: @unchecked Sendable {
   /// Waits for the process to end and returns its wait status.
   @discardableResult
   package func wait() -> Int32 {
-    guard !reaped else { return status }
+    if let status = reaping.withLock({ $0.reaped ? $0.status : nil }) { return status }
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    self.status = status
-    reaped = true
+    reaping.withLock { $0 = (true, status) }
     return status
   }
 
