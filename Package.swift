@@ -65,6 +65,7 @@ let package = Package(
         .embedInCode("../../Migrations/0005_store_properties.sql"),
         .embedInCode("../../Migrations/0006_change_log.sql"),
         .embedInCode("../../Migrations/0007_write_attribution.sql"),
+        .embedInCode("../../Migrations/0008_collections.sql"),
       ],
       swiftSettings: swiftSettings
     ),

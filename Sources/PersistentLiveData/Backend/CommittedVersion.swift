@@ -34,4 +34,11 @@ package struct CommittedVersion: Sendable {
 
   /// When it was committed.
   package var writtenAt: Date { Date(timeIntervalSince1970: Double(writtenAtMilliseconds) / 1000) }
+
+  /// The row stored: this version with the bytes written.
+  package func row(payload: Data) -> StoredRow {
+    StoredRow(
+      key: key, version: version, writtenAtMilliseconds: writtenAtMilliseconds, payload: payload,
+      schemaVersion: schemaVersion, attribution: attribution)
+  }
 }

@@ -54,6 +54,8 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
   ///   ``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` for a row written by
   ///   a newer schema than `Value` knows.
   package func decode(_ row: StoredRow) throws -> Value {
+    // The row's own key names it: a collection decodes the rows of all its members with one decoding.
+    let key = row.key
     if row.schemaVersion == schema.current {
       return try ValueCodec.decode(
         Value.self, from: row.payload, key: key, version: row.version, schemaVersion: row.schemaVersion)
@@ -68,6 +70,28 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
       throw ValueCodec.undecodable(
         error, key: key, version: row.version, stored: row.schemaVersion, current: schema.current,
         payload: row.payload)
+    }
+  }
+
+  /// `row`'s value, or nil when it does not decode: reported (an event and a warning) under every
+  /// policy, for a collection's member written elsewhere. A member that does not decode keeps its last
+  /// value; the caller reports each version once.
+  package func memberValue(_ row: StoredRow) -> Value? {
+    do {
+      let value = try decode(row)
+      instrumentation?.received(writtenAtMilliseconds: row.writtenAtMilliseconds)
+      return value
+    } catch {
+      logger?.warning(
+        "A member's version written elsewhere does not decode; the collection keeps its last value",
+        metadata: [
+          "key": "\(EscapedText.quotedForMessage(row.key))", "version": "\(row.version)", "error": "\(error)",
+        ])
+      let failure =
+        error as? PersistentLiveDataError
+        ?? .undecodable(key: row.key, version: row.version, reason: String(describing: error))
+      report(.undecodableVersion(key: row.key, version: row.version, error: failure))
+      return nil
     }
   }
 
@@ -86,9 +110,19 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
     latest: StoredRow?, default defaultValue: Value, history: () throws -> [StoredRow]
   ) throws -> (value: Value, version: Int64) {
     guard let latest else { return (defaultValue, 0) }
+    return (try restoreMember(latest: latest, history: history) ?? defaultValue, latest.version)
+  }
+
+  /// The value `latest` restores to under the policy: its own, or under
+  /// ``DecodeFailurePolicy/lastDecodable`` the newest older row that decodes; nil when the policy falls
+  /// back to the default (a collection then leaves the member out). Every fallback is reported.
+  ///
+  /// - Throws: The decoding error under ``DecodeFailurePolicy/throwError``, or what `history` throws.
+  package func restoreMember(latest: StoredRow, history: () throws -> [StoredRow]) throws -> Value? {
     do {
-      return (try decode(latest), latest.version)
+      return try decode(latest)
     } catch {
+      let key = latest.key
       let metadata: Logger.Metadata = [
         "key": "\(EscapedText.quotedForMessage(key))", "version": "\(latest.version)", "error": "\(error)",
       ]
@@ -102,7 +136,7 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
         report(
           .restoredPastUndecodable(key: key, version: latest.version, startedFrom: nil, error: failure(error))
         )
-        return (defaultValue, latest.version)
+        return nil
       case .lastDecodable:
         for older in try history() where older.version < latest.version {
           if let value = try? decode(older) {
@@ -111,14 +145,14 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
             report(
               .restoredPastUndecodable(
                 key: key, version: latest.version, startedFrom: older.version, error: failure(error)))
-            return (value, latest.version)
+            return value
           }
         }
         logger?.warning("No stored version decodes; starting from the default", metadata: metadata)
         report(
           .restoredPastUndecodable(key: key, version: latest.version, startedFrom: nil, error: failure(error))
         )
-        return (defaultValue, latest.version)
+        return nil
       }
     }
   }

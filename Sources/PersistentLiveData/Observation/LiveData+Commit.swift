@@ -37,6 +37,27 @@ extension LiveData: CommitNotifying {
   /// if effect.isEmpty { effect = data.pendingDelivery(onMainActor: true) }
   /// effect.notifyObservers()
   /// ```
+  /// Changes ``value`` in place and moves ``version`` one up, if `body` says it changed anything; returns
+  /// the notification still owed to observers, as ``advance(to:version:onMainActor:)`` does.
+  ///
+  /// For values that are large and change a little at a time (a collection's dictionary): the value is
+  /// mutated where it is stored, so that it is copied only while somebody still holds an older snapshot.
+  ///
+  /// ```swift
+  /// let effect = members.advanceInPlace(onMainActor: false) { $0["7"] = item; return true }
+  /// ```
+  /// - Parameters:
+  ///   - onMainActor: As for ``advance(to:version:onMainActor:)``.
+  ///   - body: Mutates the value; returns false when it changed nothing (then the version stays).
+  package func advanceInPlace(onMainActor: Bool, _ body: (inout Value) -> Bool) -> CommitEffect {
+    let mustSchedule = storage.withLock { storage -> Bool? in
+      guard body(&storage.value) else { return nil }
+      return storage.commitInPlace(version: storage.version + 1, onMainActor: onMainActor)
+    }
+    guard let mustSchedule else { return .none }
+    return CommitEffect(target: self, onMainActor: onMainActor, mustSchedule: mustSchedule)
+  }
+
   package func pendingDelivery(onMainActor: Bool) -> CommitEffect {
     onMainActor ? CommitEffect(target: self, onMainActor: true, mustSchedule: false) : .none
   }

@@ -227,6 +227,15 @@ struct LiveDataStorage<Value: Sendable>: Sendable {
   /// Stores a write and says whether the writer must schedule a main-actor dispatch: only when it is not
   /// on the main actor, someone may be watching (``isWatched``) and none is scheduled yet, so that
   /// off-main writes coalesce into one delivery.
+  /// ``commit(_:version:onMainActor:)`` for a value already changed where it is stored.
+  mutating func commitInPlace(version newVersion: Int64, onMainActor: Bool) -> Bool {
+    version = newVersion
+    for continuation in continuations.values { continuation.yield(value) }
+    guard !onMainActor, isWatched, !dispatchScheduled else { return false }
+    dispatchScheduled = true
+    return true
+  }
+
   mutating func commit(_ newValue: Value, version newVersion: Int64, onMainActor: Bool) -> Bool {
     store(newValue, version: newVersion)
     guard !onMainActor, isWatched, !dispatchScheduled else { return false }

@@ -35,6 +35,11 @@ public final class PersistentStore: Sendable {
     database = try StoreDatabase(path: path, options: options)
   }
 
+  /// The store of an open database (a collection hands out its members' live values through it).
+  init(opened database: StoreDatabase) {
+    self.database = database
+  }
+
   private init(inMemoryWith options: StoreOptions) throws {
     database = try StoreDatabase(path: nil, options: options)
   }

@@ -432,6 +432,31 @@ do {
     try note.set(NoteV1(text: arguments[4], tags: ""))
     report("ack \(note.version)")
     try store.close()
+  case "remove":
+    let store = try PersistentStore(path: path)
+    try store.removeKey(key)
+    report("removed")
+  case "collection-changes":
+    // KEY is the collection's name; prints each change of an Int collection after the checkpoint (JSON,
+    // or "-" for none) as "ID VERSION VALUE|nil", then the last checkpoint's JSON.
+    guard arguments.count == 6, let count = Int(arguments[5]) else {
+      fail("usage: collection-changes DB NAME CHECKPOINT|- COUNT")
+    }
+    let store = try PersistentStore(path: path)
+    let numbers = try store.collection(key, of: Int.self)
+    let checkpoint =
+      arguments[4] == "-"
+      ? nil : try JSONDecoder().decode(CollectionCheckpoint.self, from: Data(arguments[4].utf8))
+    var last = checkpoint
+    var seen = 0
+    for try await change in numbers.changes(since: checkpoint) {
+      report("\(change.id) \(change.version) \(change.value.map(String.init) ?? "nil")")
+      last = change.checkpoint
+      seen += 1
+      if seen == count { break }
+    }
+    report(String(decoding: try JSONEncoder().encode(last), as: UTF8.self))
+    try store.close()
   default:
     fail("unknown mode \(mode)")
   }

@@ -16,6 +16,7 @@ package enum MigrationCatalog {
     ("0005_store_properties.sql", PackageResources._005_store_properties_sql),
     ("0006_change_log.sql", PackageResources._006_change_log_sql),
     ("0007_write_attribution.sql", PackageResources._007_write_attribution_sql),
+    ("0008_collections.sql", PackageResources._008_collections_sql),
   ]
 
   /// Every migration, ordered by version.

@@ -65,10 +65,14 @@ struct PendingWrite: Sendable {
 struct CommitOutcome {
   var effect = CommitEffect.none
   var undecodedRows: [StoredRow] = []
+  /// Every write committed, for the live collections whose members they are: collected only while the
+  /// store has a live collection.
+  var members: [MemberChange] = []
 
   mutating func merge(_ other: CommitOutcome) {
     effect.merge(other.effect)
     undecodedRows += other.undecodedRows
+    members += other.members
   }
 }
 

@@ -14,46 +14,71 @@ extension StoreDatabase {
   /// after it is released. A live value only ever moves to a newer version, so a write of this process
   /// committed meanwhile is never undone.
   func applyExternalChanges() {
-    let changed: [(any StoredLiveValue, StoredKeyState)] =
+    let (changed, members): ([(any StoredLiveValue, StoredKeyState)], [MemberChange]) =
       writer.syncIfOpen { connection, state in
         guard state.transaction == nil,
           let dataVersion = try? connection.dataVersion(), dataVersion != state.lastDataVersion
-        else { return [] }
+        else { return ([], []) }
         state.lastDataVersion = dataVersion
         state.changeCount &+= 1
         changeSignal.signal()
-        let instances = changedInstances(connection: connection, state: state)
+        let keys = changedKeys(connection: connection, state: state)
+        let instances =
+          keys.map { $0.compactMap { self.instances.instance(for: $0.text) } } ?? self.instances.liveInstances
         externalCheckStatistics.withLock { $0.record(keysRead: instances.count) }
-        return instances.compactMap { instance in
+        let changed = instances.compactMap { instance in
           (try? Self.latestState(key: instance.key, connection: connection)).map { (instance, $0) }
         }
-      } ?? []
-    guard !changed.isEmpty else { return }
+        return (changed, collections.isEmpty ? [] : memberChanges(of: keys, connection: connection))
+      } ?? ([], [])
+    guard !changed.isEmpty || !members.isEmpty else { return }
     options.logger?.debug(
       "Another connection committed; reloaded live keys",
-      metadata: ["path": "\(displayPath)", "keys": "\(changed.count)"])
+      metadata: ["path": "\(displayPath)", "keys": "\(changed.count)", "members": "\(members.count)"])
     var effect = CommitEffect.none
     for (instance, latest) in changed {
       effect.merge(latest.apply(to: instance, onMainActor: false))
     }
+    if !members.isEmpty { effect.merge(collections.apply(members, onMainActor: false)) }
     effect.notifyObservers()
   }
 
-  /// The live instances whose keys the change log says changed since the last check (every live one
-  /// when it cannot tell), moving the store's position in the log to its newest row.
-  private func changedInstances(connection: SQLiteConnection, state: WriterState) -> [any StoredLiveValue] {
+  /// The keys the change log says changed since the last check (nil when it cannot tell), moving the
+  /// store's position in the log to its newest row.
+  private func changedKeys(connection: SQLiteConnection, state: WriterState) -> Set<StoreKey>? {
     if let position = state.changeLogPosition,
       let changed = try? ChangeLog.changes(after: position, connection: connection)
     {
       state.changeLogPosition = changed.newest
-      return changed.keys.compactMap { instances.instance(for: $0.text) }
+      return changed.keys
     }
     // No log kept for this store, or it cannot tell: every live key, and a registered store starts over
     // at the log's newest row. (Read before the keys: a commit in between is read twice at most, never
     // missed.)
     state.changeLogPosition =
       state.changeLogReader == nil ? nil : try? ChangeLog.newest(connection: connection)
-    return instances.liveInstances
+    return nil
+  }
+
+  /// The newest state of every changed key that is a member of a live collection; when the log cannot
+  /// tell which keys changed (`keys` nil), of every member of every live collection that differs from
+  /// memory — read by the collection's key range, the rest of the store untouched.
+  private func memberChanges(of keys: Set<StoreKey>?, connection: SQLiteConnection) -> [MemberChange] {
+    let live = collections.liveCollections
+    guard let keys else {
+      return live.flatMap { collection in
+        (try? Self.memberDifferences(of: collection, connection: connection)) ?? []
+      }
+    }
+    var changes: [MemberChange] = []
+    for key in keys where live.contains(where: { MemberKey.id(of: key.text, prefix: $0.prefix) != nil }) {
+      switch try? Self.latestState(key: key.text, connection: connection) {
+      case .row(let row): changes.append(.written(row, staged: nil))
+      case .removed(let version): changes.append(.removed(key: key.text, version: version, at: Date()))
+      case .never, nil: continue
+      }
+    }
+    return changes
   }
 }
 

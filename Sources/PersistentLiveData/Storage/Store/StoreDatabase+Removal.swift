@@ -44,7 +44,12 @@ extension StoreDatabase {
       return (version, effect)
     }
     defer { changeSignal.signal() }
-    effect.notifyObservers()
+    var notified = effect
+    if let removed, !collections.isEmpty {
+      notified.merge(
+        collections.apply([.removed(key: key, version: removed, at: Date())], onMainActor: false))
+    }
+    notified.notifyObservers()
     return removed
   }
 

@@ -41,7 +41,7 @@ extension StoreDatabase {
     }
     state.keyHeads.committed(context.keyHeads, connection: connection)
     state.noteCommit(connection)
-    return context.applyAll()
+    return context.applyAll(collectingMembers: !collections.isEmpty)
   }
 
   /// How many writes make a transaction's commit worth running unreported by the file watch
@@ -138,11 +138,15 @@ final class TransactionContext {
     }
   }
 
-  /// The apply phase of the whole transaction: every committed write moves memory, in order.
-  func applyAll() -> CommitOutcome {
+  /// The apply phase of the whole transaction: every committed write moves memory, in order; with
+  /// `collectingMembers`, each is also handed on for the live collections (in the notify phase).
+  func applyAll(collectingMembers: Bool) -> CommitOutcome {
     var outcome = CommitOutcome()
     for (write, committed) in writes {
       outcome.merge(StoreDatabase.apply(write, committed))
+      if collectingMembers {
+        outcome.members.append(.written(committed.row(payload: write.payload), staged: write.staged))
+      }
     }
     return outcome
   }

@@ -43,11 +43,7 @@ extension StoreDatabase {
   /// The apply phase: memory moves to the committed version (under the lock).
   static func apply(_ write: PendingWrite, _ committed: CommittedVersion) -> CommitOutcome {
     guard let applyToMemory = write.applyToMemory else {
-      let row = StoredRow(
-        key: committed.key, version: committed.version,
-        writtenAtMilliseconds: committed.writtenAtMilliseconds, payload: write.payload,
-        schemaVersion: committed.schemaVersion, attribution: committed.attribution)
-      return CommitOutcome(undecodedRows: [row])
+      return CommitOutcome(undecodedRows: [committed.row(payload: write.payload)])
     }
     return CommitOutcome(effect: applyToMemory(committed))
   }
@@ -61,6 +57,9 @@ extension StoreDatabase {
       if let instance = instances.instance(for: row.key) {
         effect.merge(instance.receive(row, onMainActor: false))
       }
+    }
+    if !outcome.members.isEmpty {
+      effect.merge(collections.apply(outcome.members, onMainActor: false))
     }
     effect.notifyObservers()
   }

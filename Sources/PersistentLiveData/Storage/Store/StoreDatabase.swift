@@ -20,6 +20,8 @@ final class StoreDatabase: Sendable {
   let options: StoreOptions
   /// The live ``PersistentLiveData`` of every key.
   let instances = LiveInstanceRegistry()
+  /// The live collections of this store, by name (``PersistentCollection``).
+  let collections = LiveCollectionRegistry()
   let writer: SerializedConnection<WriterState>
   /// The `write { }` calls waiting for the next group commit.
   let groupCommit = GroupCommitQueue()
