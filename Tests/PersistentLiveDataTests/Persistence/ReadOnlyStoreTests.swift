@@ -127,13 +127,16 @@ import Testing
         + "DROP TABLE pld_store_properties; DELETE FROM pld_migrations WHERE version >= 5; PRAGMA user_version = 4;"
     )
     let before = fileBytes(path)
-    #expect(throws: PersistentLiveDataError.schemaTooOld(path: path, found: 4, required: 7)) {
+    #expect(
+      throws: PersistentLiveDataError.schemaTooOld(path: path, found: 4, required: Migrator.latestVersion)
+    ) {
       try PersistentStore(path: path, options: Self.readOnly)
     }
     #expect(fileBytes(path) == before)
     #expect(
-      PersistentLiveDataError.schemaTooOld(path: path, found: 4, required: 7).description.contains(
-        "open it once without StoreOptions.readOnly"))
+      PersistentLiveDataError.schemaTooOld(path: path, found: 4, required: Migrator.latestVersion).description
+        .contains(
+          "open it once without StoreOptions.readOnly"))
     _ = try PersistentStore(path: path)  // a writable open upgrades it; then read-only works
     #expect(try PersistentStore(path: path, options: Self.readOnly).keys() == ["counter", "settings"])
   }

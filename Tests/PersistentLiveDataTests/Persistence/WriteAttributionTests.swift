@@ -250,7 +250,7 @@ extension Persistence {
       #expect(try theme.history().map(\.attribution) == [nil, Self.ops, nil, nil])
       #expect(try theme.historyEntries().map(\.attribution) == [nil, Self.ops, nil, nil])
       try store.close()
-      #expect(try SQLiteCLI.query(path, "PRAGMA user_version") == "7")
+      #expect(try SQLiteCLI.query(path, "PRAGMA user_version") == "\(Migrator.latestVersion)")
       #expect(try Self.stored(path, key: "theme") == "1:-:- 2:-:- 3:ops:INC-42 4:-:-")
     }
 

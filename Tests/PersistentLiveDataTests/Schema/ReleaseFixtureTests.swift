@@ -63,11 +63,11 @@ extension ValueSchemas {
       try note.set(NoteV3(title: "after the upgrade", tags: [], pinned: true))
       try store.close()
 
-      #expect(try SQLiteCLI.query(path, "PRAGMA user_version") == "7")
+      #expect(try SQLiteCLI.query(path, "PRAGMA user_version") == "8")
       #expect(
         try SQLiteCLI.query(path, "SELECT version, name FROM pld_migrations ORDER BY version")
           == "1|initial_schema\n2|value_schema_versions\n3|removed_keys\n4|key_retention\n5|store_properties\n"
-          + "6|change_log\n7|write_attribution")
+          + "6|change_log\n7|write_attribution\n8|collections")
       // Every row written before reads without an attribution.
       #expect(try SQLiteCLI.query(path, "SELECT count(*) FROM pld_values WHERE author IS NOT NULL") == "0")
       // The change log starts with the migration; nobody else read it, so the write after it logged nothing,

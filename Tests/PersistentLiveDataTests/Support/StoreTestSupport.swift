@@ -352,13 +352,25 @@ final class RunningThreads: @unchecked Sendable {
 /// SQL that takes the change log (schema version 6) out of a file again, triggers included: with
 /// `DELETE FROM pld_migrations WHERE version >= 6` and a lower `user_version`, the file is as an older
 /// release left it.
-/// Takes a file of schema version 7 back to 6 (the release before `WriteAttribution`): its columns go.
-/// Statements only: the caller also deletes the `pld_migrations` row and sets `user_version`.
-let dropAttributionSQL = """
-  ALTER TABLE pld_values DROP COLUMN author; ALTER TABLE pld_values DROP COLUMN reason;
-  ALTER TABLE pld_removed_keys DROP COLUMN author; ALTER TABLE pld_removed_keys DROP COLUMN reason;
-  DELETE FROM pld_migrations WHERE version = 7;
+/// Takes a file of schema version 8 back to 7 (the release before collections): their tables and
+/// triggers go. Statements only: the caller also sets `user_version`.
+let dropCollectionsSQL = """
+  DROP TRIGGER IF EXISTS pld_collection_log_on_value; DROP TRIGGER IF EXISTS pld_collection_log_on_removal;
+  DROP TRIGGER IF EXISTS pld_collection_log_on_removal_again; DROP TRIGGER IF EXISTS pld_collection_log_on_delete;
+  DROP TABLE IF EXISTS pld_collection_log; DROP TABLE IF EXISTS pld_collections;
+  DELETE FROM sqlite_sequence WHERE name = 'pld_collection_log';
+  DELETE FROM pld_migrations WHERE version = 8;
   """
+
+/// Takes a file of schema version 8 back to 6 (the release before `WriteAttribution`): collections go
+/// (``dropCollectionsSQL``), then the attribution columns. Statements only: the caller also deletes the
+/// `pld_migrations` row and sets `user_version`.
+let dropAttributionSQL =
+  dropCollectionsSQL + """
+    ALTER TABLE pld_values DROP COLUMN author; ALTER TABLE pld_values DROP COLUMN reason;
+    ALTER TABLE pld_removed_keys DROP COLUMN author; ALTER TABLE pld_removed_keys DROP COLUMN reason;
+    DELETE FROM pld_migrations WHERE version = 7;
+    """
 
 let dropChangeLogSQL = """
   DROP TRIGGER IF EXISTS pld_change_log_on_value; DROP TRIGGER IF EXISTS pld_change_log_on_removal;

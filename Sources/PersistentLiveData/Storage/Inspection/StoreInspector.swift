@@ -82,7 +82,15 @@ package final class StoreInspector {
     if file == .missing { throw InspectionError.missingFile(path: path) }
     truncation = salvaging ? Self.truncation(of: path) : nil
     headerIsWAL = file.header?.isWAL ?? false
-    let opened = try Self.openValidated(path: path, file: file, salvaging: salvaging)
+    let opened: Opened
+    do {
+      opened = try Self.openValidated(path: path, file: file, salvaging: salvaging)
+    } catch PersistentLiveDataError.corrupt where truncation != nil {
+      // Opening reads only the header and the definitions of the tables (which take more than the first
+      // page once the schema is large): damaged in a truncated file, they are gone with its end.
+      throw InspectionError.unreadable(
+        path: path, reason: "\(truncation ?? ""): the file ends before the definitions of its tables")
+    }
     connection = opened.connection
     accessMode = opened.mode
     schemaVersion = opened.schemaVersion

@@ -132,6 +132,15 @@ extension StoreDatabase {
         try statement.bind(upper, at: 4)
         try statement.bind(Int64(limit), at: 5)
         var changes: [LoggedMemberChange] = []
+        // Versions below a key's retention floor may still be on disk (pruning runs in batches) but are
+        // no longer visible, as in history(): skipped. A key's latest version is always above it.
+        var floors: [StoreKey: Int64] = [:]
+        let floor = { (key: String) throws -> Int64 in
+          if let known = floors[StoreKey(key)] { return known }
+          let value = self.retentionFloor(try Self.keyHead(key: key, connection: connection))
+          floors[StoreKey(key)] = value
+          return value
+        }
         while try statement.step() {
           let seq = statement.int64(0)
           let key = statement.text(1)
@@ -143,7 +152,7 @@ extension StoreDatabase {
               LoggedMemberChange(
                 position: seq, change: .removed(key: key, version: version, at: at),
                 attribution: statement.attribution(at: 10)))
-          } else if !statement.isNull(4) {
+          } else if !statement.isNull(4), try version > floor(key) {
             let row = StoredRow(
               key: key, version: version, writtenAtMilliseconds: statement.int64(4),
               payload: statement.data(5), schemaVersion: Int(clamping: statement.int64(6)),

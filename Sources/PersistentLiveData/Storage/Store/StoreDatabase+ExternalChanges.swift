@@ -25,11 +25,13 @@ extension StoreDatabase {
         let keys = changedKeys(connection: connection, state: state)
         let instances =
           keys.map { $0.compactMap { self.instances.instance(for: $0.text) } } ?? self.instances.liveInstances
-        externalCheckStatistics.withLock { $0.record(keysRead: instances.count) }
         let changed = instances.compactMap { instance in
           (try? Self.latestState(key: instance.key, connection: connection)).map { (instance, $0) }
         }
-        return (changed, collections.isEmpty ? [] : memberChanges(of: keys, connection: connection))
+        let members = collections.isEmpty ? [] : memberChanges(of: keys, connection: connection)
+        // Keys of live values and members of live collections read: what must follow what changed.
+        externalCheckStatistics.withLock { $0.record(keysRead: instances.count + members.count) }
+        return (changed, members)
       } ?? ([], [])
     guard !changed.isEmpty || !members.isEmpty else { return }
     options.logger?.debug(
