@@ -27,6 +27,13 @@ extension PLDTool {
         """)
     var salvage = false
 
+    @Option(help: "Export only the keys that start with this text (compared by bytes): a collection's NAME/.")
+    var prefix: String?
+
+    func validate() throws {
+      if key != nil, prefix != nil { throw ValidationError("Give a KEY or --prefix, not both.") }
+    }
+
     func run() throws {
       let inspector = try StoreAccess.inspector(options.database, salvaging: salvage)
       defer { inspector.close() }
@@ -34,10 +41,11 @@ extension PLDTool {
       guard salvage else {
         if let key { _ = try inspector.keyStatistics(for: key) }
         let progress = Progress(
-          "exporting", total: console.isErrorTerminal ? try inspector.rowCount(key: key) : 0)
+          "exporting", total: console.isErrorTerminal && prefix == nil ? try inspector.rowCount(key: key) : 0)
         defer { progress.finish() }
         var tooDeep: [InspectionError] = []
         try inspector.forEachRow(key: key) { row in
+          guard KeyPrefix.matches(row.key, prefix) else { return }
           let output = RowOutput(row)
           console.writeLine(output.json.compact)
           if let error = output.unshowable(database: options.database) { tooDeep.append(error) }
@@ -53,6 +61,7 @@ extension PLDTool {
       var exported = 0
       var tooDeep: [InspectionError] = []
       let unreadable = try inspector.salvageRows(key: key) { row in
+        guard KeyPrefix.matches(row.key, prefix) else { return }
         let output = RowOutput(row)
         console.writeLine(output.json.compact)
         if let error = output.unshowable(database: options.database) { tooDeep.append(error) }

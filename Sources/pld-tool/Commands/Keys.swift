@@ -25,14 +25,18 @@ extension PLDTool {
         """)
     var salvage = false
 
+    @Option(help: "List only the keys that start with this text (compared by bytes): a collection's NAME/.")
+    var prefix: String?
+
     /// Keys longer than this are cut in the table (`--json` has them whole).
     static let keyWidth = 48
 
     func run() throws {
       let inspector = try StoreAccess.inspector(options.database, salvaging: salvage)
       defer { inspector.close() }
-      let (statistics, unreadable) =
+      let (all, unreadable) =
         salvage ? try inspector.salvageKeyStatistics() : (try inspector.keyStatistics(), [])
+      let statistics = all.filter { KeyPrefix.matches($0.key, prefix) }
       if statistics.isEmpty, !unreadable.isEmpty {
         let details = unreadable.map(\.detail).joined(separator: "; ")
         throw CommandError(
@@ -65,7 +69,8 @@ extension PLDTool {
         return
       }
       guard !statistics.isEmpty else {
-        console.writeLine("No keys are stored in \(TerminalText.quoted(options.database)).")
+        let which = prefix.map { " that start with \(TerminalText.quoted($0))" } ?? ""
+        console.writeLine("No keys\(which) are stored in \(TerminalText.quoted(options.database)).")
         return
       }
       var table = Table([

@@ -29,6 +29,12 @@ extension PLDTool {
     var key: String?
 
     @Option(
+      help:
+        "Watch only the keys that start with this text (compared by bytes), new ones included: a collection's NAME/."
+    )
+    var prefix: String?
+
+    @Option(
       parsing: .unconditional,
       help: "Print the stored versions after this one first (0: every version kept), then go on watching.",
       transform: NumberArgument.parse(atLeast: 0))
@@ -36,6 +42,7 @@ extension PLDTool {
 
     func validate() throws {
       if let since, since < 0 { throw ValidationError("--since must be at least 0.") }
+      if key != nil, prefix != nil { throw ValidationError("Give a KEY or --prefix, not both.") }
     }
 
     /// The time between two polls, in microseconds.
@@ -105,7 +112,9 @@ extension PLDTool {
     }
 
     private func latestVersions(_ inspector: StoreInspector) throws -> [StoreKey: Int64] {
-      guard let key else { return try inspector.latestVersions() }
+      guard let key else {
+        return try inspector.latestVersions().filter { KeyPrefix.matches($0.key.text, prefix) }
+      }
       return [StoreKey(key): try inspector.versionRange(of: key)?.latest ?? 0]
     }
 

@@ -6,7 +6,7 @@ import Testing
 @testable import pld_tool
 
 /// `pld-tool set DB KEY JSON --if-version N` (Conditional writes, in PersistenceAndDurability): written only if the key is still at version N.
-@Suite struct ConditionalSetCommandTests {
+@Suite(.ownThread) struct ConditionalSetCommandTests {
   @Test func writesWhenTheKeyIsAtTheNamedVersion() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }

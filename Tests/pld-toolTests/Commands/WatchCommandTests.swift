@@ -6,9 +6,9 @@ import Testing
 @testable import pld_tool
 
 /// `watch` run in process on its own thread, stopped the way SIGINT stops it.
-@Suite struct WatchCommandTests {
+@Suite(.ownThread) struct WatchCommandTests {
   /// Runs `watch` on a thread with an in-memory console until `body` returns, then stops it.
-  private func watching(
+  func watching(
     _ arguments: [String], _ body: (Console) throws -> Void
   ) throws -> CommandResult {
     let console = Console.capturing()
@@ -132,4 +132,26 @@ func waitUntil(timeout: TimeInterval = 5, _ condition: () -> Bool) -> Bool {
     usleep(10_000)
   }
   return condition()
+}
+
+extension WatchCommandTests {
+  /// `watch DB --prefix todo/`: the members of a collection, new ones included, nothing else.
+  @Test func watchesTheKeysOfAPrefixNewOnesIncluded() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try directory.makeSampleStore()
+
+    let result = try watching(["watch", path, "--prefix", "todo/", "--json"]) { console in
+      let store = try PersistentStore(path: path)
+      defer { try? store.close() }
+      let todos = try store.collection("todo", of: Int.self)
+      try store.liveData("counter", default: 0).set(50)
+      try store.liveData("todox", default: 0).set(1)
+      try todos.set(1, for: "a")
+      try todos.set(2, for: "b/c")
+      #expect(waitUntil { console.capturedOutput.split(separator: "\n").count >= 2 })
+    }
+    let lines = try result.jsonLines()
+    #expect(lines.map { "\($0["key"] ?? "")/\($0["version"] ?? "")" } == ["todo/a/1", "todo/b/c/1"])
+  }
 }
