@@ -6,9 +6,14 @@ struct TodoItem: Codable, Sendable, Equatable {
   var done = false
 }
 
-/// The whole list, stored as one versioned value: every change is a new version.
+/// Items in order: how the list is shown, and how releases before collections stored the whole list
+/// as one value (the key `todo.list`, moved into the collection at startup).
 struct TodoList: Codable, Sendable, Equatable {
   var items: [TodoItem] = []
+
+  init(_ items: [TodoItem] = []) {
+    self.items = items
+  }
 
   var summary: String {
     let open = items.filter { !$0.done }.count

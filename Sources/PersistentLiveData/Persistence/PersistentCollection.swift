@@ -53,12 +53,14 @@ public final class PersistentCollection<Element: Codable & Sendable>: StoredColl
   /// - Parameters:
   ///   - element: The member's new value.
   ///   - id: The member's id: not empty.
+  ///   - isolation: The caller's isolation, filled in by the compiler: on the main actor, observers are
+  ///     called before this returns; otherwise they are scheduled.
   /// - Throws: ``PersistentLiveDataError/invalidKey(key:reason:)`` for an empty id or a key over the
   ///   limit, or as ``PersistentLiveData/set(_:isolation:)``; nothing has changed then.
-  public func set(_ element: Element, for id: String) throws {
+  public func set(_ element: Element, for id: String, isolation: isolated (any Actor)? = #isolation) throws {
     let key = try memberKey(id)
     try database.instrumentation.measure(.set, key: key) {
-      try write(element, key: key, expectedVersion: nil)
+      try write(element, key: key, expectedVersion: nil, onMainActor: isolation === MainActor.shared)
     }
   }
 
@@ -70,11 +72,13 @@ public final class PersistentCollection<Element: Codable & Sendable>: StoredColl
   /// try todos.remove("milk")
   /// todos["milk"]   // nil
   /// ```
-  /// - Parameter id: The member's id.
+  /// - Parameters:
+  ///   - id: The member's id.
+  ///   - isolation: The caller's isolation, filled in by the compiler (as for ``set(_:for:isolation:)``).
   /// - Throws: ``PersistentLiveDataError/notInTransaction(operation:)`` inside a transaction,
   ///   ``PersistentLiveDataError/invalidKey(key:reason:)``, or a storage error; nothing has changed then.
-  public func remove(_ id: String) throws {
-    try database.removeKey(memberKey(id))
+  public func remove(_ id: String, isolation: isolated (any Actor)? = #isolation) throws {
+    try database.removeKey(memberKey(id), onMainActor: isolation === MainActor.shared)
   }
 
   /// Atomically reads, transforms and writes the member `id` as its next version, starting from
@@ -89,12 +93,14 @@ public final class PersistentCollection<Element: Codable & Sendable>: StoredColl
   /// - Parameters:
   ///   - id: The member's id.
   ///   - defaultValue: The value to transform when the member does not exist.
+  ///   - isolation: The caller's isolation, filled in by the compiler (as for ``set(_:for:isolation:)``).
   ///   - transform: Mutates the value in place.
   /// - Returns: The value written.
-  /// - Throws: What `transform` throws, or as ``set(_:for:)``; nothing has changed then.
+  /// - Throws: What `transform` throws, or as ``set(_:for:isolation:)``; nothing has changed then.
   @discardableResult
   public func update(
-    _ id: String, default defaultValue: Element, _ transform: (inout Element) throws -> Void
+    _ id: String, default defaultValue: Element, isolation: isolated (any Actor)? = #isolation,
+    _ transform: (inout Element) throws -> Void
   ) throws -> Element {
     let key = try memberKey(id)
     return try database.instrumentation.measure(.update, key: key) {
@@ -105,7 +111,8 @@ public final class PersistentCollection<Element: Codable & Sendable>: StoredColl
         var candidate = base.value
         try transform(&candidate)
         do {
-          try write(candidate, key: key, expectedVersion: base.version)
+          try write(
+            candidate, key: key, expectedVersion: base.version, onMainActor: isolation === MainActor.shared)
           return candidate
         } catch is StaleWrite {
           database.instrumentation.countRetry()
@@ -146,11 +153,12 @@ public final class PersistentCollection<Element: Codable & Sendable>: StoredColl
 
   /// Commits `element` as the next version of `key`. A live value of the key, if any, decodes it in the
   /// notify phase; the collection takes the value as it was given.
-  private func write(_ element: Element, key: String, expectedVersion: Int64?) throws {
+  private func write(_ element: Element, key: String, expectedVersion: Int64?, onMainActor: Bool) throws {
     let payload = try ValueCodec.encode(element, key: key)
-    let write = try PendingWrite(
+    var write = try PendingWrite(
       key: key, payload: payload, schemaVersion: decoding.schemaVersion, expectedVersion: expectedVersion,
       staged: element)
+    write.notifiesOnMainActor = onMainActor
     try database.commit(write)
   }
 

@@ -241,7 +241,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
   func pendingWrite(
     _ newValue: Value, payload: Data, expectedVersion: Int64?, onMainActor: Bool
   ) throws -> PendingWrite {
-    try PendingWrite(
+    var write = try PendingWrite(
       key: key, payload: payload, schemaVersion: decoding.schemaVersion, expectedVersion: expectedVersion,
       staged: newValue
     ) { [self] committed in
@@ -249,6 +249,8 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
         committed.version, writtenAt: committed.writtenAt, attribution: committed.attribution)
       return advance(to: newValue, version: committed.version, onMainActor: onMainActor)
     }
+    write.notifiesOnMainActor = onMainActor
+    return write
   }
 
   /// Loads the newest stored version after an optimistic write lost to another connection's, applying

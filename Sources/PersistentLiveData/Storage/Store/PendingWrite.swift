@@ -44,6 +44,9 @@ struct PendingWrite: Sendable {
   /// its limits (``WriteAttribution/validatedCurrent()``) before anything is written; or, for a faithful
   /// restore, the exported version's.
   var attribution: WriteAttribution?
+  /// Whether the writer runs on the main actor: the live collections that hold the key then call their
+  /// observers before the write returns, as a live value does for its own writes.
+  var notifiesOnMainActor = false
 
   /// - Throws: ``WriteAttributionTooLong`` when the attribution in effect is over a limit.
   init(
@@ -68,11 +71,14 @@ struct CommitOutcome {
   /// Every write committed, for the live collections whose members they are: collected only while the
   /// store has a live collection.
   var members: [MemberChange] = []
+  /// Whether a write of ``members`` was made on the main actor (then so is the notify phase).
+  var membersOnMainActor = false
 
   mutating func merge(_ other: CommitOutcome) {
     effect.merge(other.effect)
     undecodedRows += other.undecodedRows
     members += other.members
+    membersOnMainActor = membersOnMainActor || other.membersOnMainActor
   }
 }
 

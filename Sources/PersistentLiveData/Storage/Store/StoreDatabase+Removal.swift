@@ -14,7 +14,7 @@ internal import Foundation
 extension StoreDatabase {
   /// - Returns: The version the removal took; nil if the key had no stored version (nothing changed).
   @discardableResult
-  func removeKey(_ key: String) throws -> Int64? {
+  func removeKey(_ key: String, onMainActor: Bool = false) throws -> Int64? {
     try ensureWritable()
     let attribution = try WriteAttribution.validatedCurrent()
     let (removed, effect) = try withConnection { connection, state -> (Int64?, CommitEffect) in
@@ -47,7 +47,7 @@ extension StoreDatabase {
     var notified = effect
     if let removed, !collections.isEmpty {
       notified.merge(
-        collections.apply([.removed(key: key, version: removed, at: Date())], onMainActor: false))
+        collections.apply([.removed(key: key, version: removed, at: Date())], onMainActor: onMainActor))
     }
     notified.notifyObservers()
     return removed

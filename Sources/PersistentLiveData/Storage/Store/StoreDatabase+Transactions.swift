@@ -146,6 +146,7 @@ final class TransactionContext {
       outcome.merge(StoreDatabase.apply(write, committed))
       if collectingMembers {
         outcome.members.append(.written(committed.row(payload: write.payload), staged: write.staged))
+        outcome.membersOnMainActor = outcome.membersOnMainActor || write.notifiesOnMainActor
       }
     }
     return outcome

@@ -59,7 +59,7 @@ extension StoreDatabase {
       }
     }
     if !outcome.members.isEmpty {
-      effect.merge(collections.apply(outcome.members, onMainActor: false))
+      effect.merge(collections.apply(outcome.members, onMainActor: outcome.membersOnMainActor))
     }
     effect.notifyObservers()
   }
