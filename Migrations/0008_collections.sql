@@ -10,19 +10,17 @@ CREATE TABLE pld_collections (
 ) WITHOUT ROWID;
 
 -- One row per committed change of a member of a recorded collection: a version written (removed = 0),
--- or a removal (removed = 1; version is the version the removal took). seq is taken under SQLite's write
--- lock, so it grows in commit order, and AUTOINCREMENT never hands out a number twice, even after the
--- newest rows are deleted: a checkpoint (PersistentCollection.changes(since:)) is a seq, and every
--- change committed after it has a larger one. The rows of versions that retention prunes or a removal
--- deletes go with them (the trigger below): they can no longer be delivered, and the log stays as long
--- as the history it indexes.
+-- or a removal (removed = 1; version is the version the removal took). seq is max(seq) + 1 at the insert,
+-- taken under SQLite's write lock, so it grows in commit order; rows are deleted only by the library's
+-- trim, which deletes the rows of versions no longer stored (pruned by retention, or taken by a removal)
+-- and never the newest row, so no number is ever handed out twice. A checkpoint
+-- (PersistentCollection.changes(since:)) is a seq: every change committed after it has a larger one.
 CREATE TABLE pld_collection_log (
-  seq     INTEGER PRIMARY KEY AUTOINCREMENT,
+  seq     INTEGER PRIMARY KEY,
   key     TEXT    NOT NULL,
   version INTEGER NOT NULL,
   removed INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX pld_collection_log_key ON pld_collection_log (key, version);
 
 -- A key is a member of collection NAME when it is longer than NAME/ and starts with it: under the BINARY
 -- collation (byte order) exactly the keys above NAME || '/' and below NAME || '0' ('0' follows '/').
@@ -43,10 +41,4 @@ CREATE TRIGGER pld_collection_log_on_removal_again AFTER UPDATE OF version ON pl
 WHEN EXISTS (SELECT 1 FROM pld_collections WHERE NEW.key > name || '/' AND NEW.key < name || '0')
 BEGIN
   INSERT INTO pld_collection_log (key, version, removed) VALUES (NEW.key, NEW.version, 1);
-END;
-
-CREATE TRIGGER pld_collection_log_on_delete AFTER DELETE ON pld_values
-WHEN EXISTS (SELECT 1 FROM pld_collections WHERE OLD.key > name || '/' AND OLD.key < name || '0')
-BEGIN
-  DELETE FROM pld_collection_log WHERE key = OLD.key AND version = OLD.version AND removed = 0;
 END;

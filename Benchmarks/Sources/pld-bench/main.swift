@@ -80,6 +80,9 @@ do {
   try await group("conditional") {
     try ConditionalBenchmark(quick: options.quick, scratch: scratch).run(report)
   }
+  try await group("collections") {
+    try await CollectionBenchmark(quick: options.quick, scratch: scratch).run(report)
+  }
   try await group("encoding") { try EncodingBenchmark(quick: options.quick, scratch: scratch).run(report) }
   try await group("restore") { try RestoreBenchmark(quick: options.quick, scratch: scratch).run(report) }
   try await group("open") { try OpenBenchmark(quick: options.quick, scratch: scratch).run(report) }

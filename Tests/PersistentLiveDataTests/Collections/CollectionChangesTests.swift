@@ -172,3 +172,31 @@ import Testing
     #expect(statistics.lastKeysRead <= 1, "the change log named the one key: \(statistics)")
   }
 }
+
+extension CollectionChangesTests {
+  /// The log keeps a row per member version still stored: the trim deletes those of pruned versions
+  /// (never the newest row), and a checkpoint from before them still resumes.
+  @Test func theTrimDeletesTheRowsOfPrunedVersionsAndCheckpointsStillResume() async throws {
+    let folder = try TemporaryDirectory()
+    let path = folder.path("a.db")
+    let store = try PersistentStore(path: path, options: StoreOptions(retention: .last(2)))
+    let numbers = try store.collection("n", of: Int.self)
+    try numbers.set(0, for: "a")
+    let start = try #require(try await numbers.changes(since: nil).next(1, timeout: .seconds(30)).last)
+    for value in 1...100 { try numbers.set(value, for: "a") }
+    try numbers.remove("a")
+    let rows = { try SQLiteCLI.query(path, "SELECT count(*) FROM pld_collection_log") }
+    #expect(try rows() == "102")
+    var position: Int64 = 0
+    repeat {
+      position = try store.database.withConnection { connection, _ in
+        try StoreDatabase.trimCollectionLog(after: position, connection: connection)
+      }
+    } while position != 0
+    #expect(try rows() == "1", "only the removal, the newest row, is left")
+    let resumed = try await numbers.changes(since: start.checkpoint).next(1, timeout: .seconds(30))
+    #expect(resumed.map(Self.line) == ["a 102 nil"])
+    try numbers.set(7, for: "a")
+    #expect(try SQLiteCLI.query(path, "SELECT max(seq) FROM pld_collection_log") == "103", "never reused")
+  }
+}

@@ -41,7 +41,6 @@ extension MigrationTests {
           try Self.tables(connection) == [
             "pld_change_log", "pld_change_log_readers", "pld_collection_log", "pld_collections",
             "pld_key_retention", "pld_migrations", "pld_removed_keys", "pld_store_properties", "pld_values",
-            "sqlite_sequence",
           ])
         #expect(
           try Self.recorded(connection) == MigrationCatalog.migrations.map { "\($0.version):\($0.name)" })

@@ -356,9 +356,8 @@ final class RunningThreads: @unchecked Sendable {
 /// triggers go. Statements only: the caller also sets `user_version`.
 let dropCollectionsSQL = """
   DROP TRIGGER IF EXISTS pld_collection_log_on_value; DROP TRIGGER IF EXISTS pld_collection_log_on_removal;
-  DROP TRIGGER IF EXISTS pld_collection_log_on_removal_again; DROP TRIGGER IF EXISTS pld_collection_log_on_delete;
+  DROP TRIGGER IF EXISTS pld_collection_log_on_removal_again;
   DROP TABLE IF EXISTS pld_collection_log; DROP TABLE IF EXISTS pld_collections;
-  DELETE FROM sqlite_sequence WHERE name = 'pld_collection_log';
   DELETE FROM pld_migrations WHERE version = 8;
   """
 

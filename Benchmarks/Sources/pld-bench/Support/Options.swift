@@ -22,6 +22,7 @@ struct Options {
     "fsync", "delivery", "registration", "set", "attribution", "conditional", "encoding", "restore", "open",
     "history",
     "retention", "checkpoint", "memory", "groupcommit", "idle", "external", "external-scale", "metrics",
+    "collections",
   ]
 
   static let usage = """

@@ -183,6 +183,25 @@ extension StoreDatabase {
     return try statement.step() ? statement.int64(0) : 0
   }
 
+  /// How many rows of the collection log one trim looks at: trims run with the change log's, every
+  /// ``ChangeLog/commitsPerTrim`` commits of this store, so the log is swept at two rows per commit.
+  static let collectionLogTrimSpan: Int64 = 8_192
+
+  /// Deletes the rows of the collection log after `position`, up to ``collectionLogTrimSpan`` of them,
+  /// whose version is no longer stored, and returns where the next trim starts (back at 0 after the
+  /// newest row).
+  static func trimCollectionLog(after position: Int64, connection: SQLiteConnection) throws -> Int64 {
+    let newest = try collectionLogNewest(connection)
+    guard newest > 0 else { return 0 }
+    let end = position + collectionLogTrimSpan
+    let statement = try connection.cachedStatement(CollectionSQL.trim)
+    defer { statement.reset() }
+    try statement.bind(position, at: 1)
+    try statement.bind(end, at: 2)
+    try statement.run()
+    return end >= newest ? 0 : end
+  }
+
   /// Reads (version, written_at, payload, schema_version, author, reason) from columns `first…` of the
   /// current row.
   static func row(key: String, _ statement: SQLiteStatement, from first: Int) -> StoredRow {
@@ -236,8 +255,15 @@ enum CollectionSQL {
   static let isRecorded = "SELECT 1 FROM pld_collections WHERE name = ?"
   static let record =
     "INSERT INTO pld_collections (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING"
-  static let newest =
-    "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'pld_collection_log'), 0)"
+  static let newest = "SELECT coalesce(max(seq), 0) FROM pld_collection_log"
+  /// Deletes the rows in (?1, ?2] — never the newest — whose version is no longer stored (pruned, or
+  /// taken by a removal): they can no longer be delivered.
+  static let trim = """
+    DELETE FROM pld_collection_log
+    WHERE seq > ?1 AND seq <= ?2 AND seq < (SELECT max(seq) FROM pld_collection_log) AND removed = 0
+      AND NOT EXISTS (
+        SELECT 1 FROM pld_values v WHERE v.key = pld_collection_log.key AND v.version = pld_collection_log.version)
+    """
   /// Changes after ?1 up to ?2 of keys in (?3, ?4), in commit order, at most ?5; columns: seq, key,
   /// version, removed, then the version's written_at, payload, schema_version, author, reason, then the
   /// removal's removed_at, author, reason.

@@ -190,6 +190,11 @@ extension StoreDatabase.WriterState {
     if commitsSinceChangeLogTrim >= ChangeLog.commitsPerTrim {
       commitsSinceChangeLogTrim = 0
       try? ChangeLog.trim(connection: connection)  // a failed trim leaves a longer log: nothing is lost
+      if let next = try? StoreDatabase.trimCollectionLog(
+        after: collectionLogTrimPosition, connection: connection)
+      {
+        collectionLogTrimPosition = next
+      }
     }
     onOwnCommit?()
     if checkpoints.isPending { onCheckpointPending?() }

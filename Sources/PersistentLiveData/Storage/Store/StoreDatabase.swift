@@ -62,6 +62,8 @@ final class StoreDatabase: Sendable {
     var changeLogPosition: Int64?
     /// Commits of this store since it last trimmed the change log.
     var commitsSinceChangeLogTrim = 0
+    /// Where the next trim of the collection log starts (`StoreDatabase.trimCollectionLog`).
+    var collectionLogTrimPosition: Int64 = 0
     /// This store's registration as a reader of the change log, deleted when it closes.
     var changeLogReader: Int64?
     /// The heads of the keys this store wrote: a write skips reading its key's head when nothing else
