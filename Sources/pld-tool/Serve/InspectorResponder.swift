@@ -10,7 +10,7 @@ import PersistentLiveData
 /// | request | answer |
 /// |---|---|
 /// | `GET /` | the page |
-/// | `GET /api/keys?limit=N` | every key's summary (or the first N), with the id of the newest event it includes (`PLD-Event-Id`) |
+/// | `GET /api/keys?limit=N&prefix=P` | every key's summary (or the first N; with `prefix`, the keys that start with P, by bytes: a collection's `NAME/`), with the id of the newest event it includes (`PLD-Event-Id`) |
 /// | `GET /api/keys/KEY/history?limit=N` | the key's newest N versions (KEY percent-encoded), `ETag: "LATEST"` |
 /// | `GET /api/events` | Server-Sent Events (``ServerSentEvents``) |
 /// | `POST /api/keys/KEY/rollback` `{"version": N}` | with `--allow-writes` only: a rollback; with `If-Match: "V"`, only while the key is at V (else 412) |
@@ -48,7 +48,7 @@ struct InspectorResponder: HTTPResponder {
         return Self.page(allowsWrites: allowWrites)
       case (true, 2, "api", "keys"):
         let limit = query["limit"].flatMap { Int($0) }.map { max($0, 0) }
-        let (keys, lastID) = feed.snapshotJSON(limit: limit)
+        let (keys, lastID) = feed.snapshotJSON(limit: limit, prefix: query["prefix"])
         var response = Self.body(keys, type: "application/json; charset=utf-8")
         if let name = HTTPField.Name("PLD-Event-Id") { response.headers[name] = "\(lastID)" }
         return response

@@ -64,9 +64,9 @@ final class VersionFeed: Sendable {
 
   /// The JSON array of the summaries of the first `limit` keys (every key when nil), in byte order of
   /// the keys, and the id of the newest event they include.
-  func snapshotJSON(limit: Int? = nil) -> (json: String, lastID: Int64) {
+  func snapshotJSON(limit: Int? = nil, prefix: String? = nil) -> (json: String, lastID: Int64) {
     state.withLock { state in
-      (Self.json(&state, limit: limit), state.lastID)
+      (Self.json(&state, limit: limit, prefix: prefix), state.lastID)
     }
   }
 
@@ -154,12 +154,29 @@ final class VersionFeed: Sendable {
     }
   }
 
-  private static func json(_ state: inout State, limit: Int?) -> String {
+  private static func json(_ state: inout State, limit: Int?, prefix: String? = nil) -> String {
     let sorted =
       state.sorted ?? state.keys.keys.sorted { $0.text.utf8.lexicographicallyPrecedes($1.text.utf8) }
     state.sorted = sorted
+    var selected = sorted[...]
+    if let prefix, !prefix.isEmpty {
+      // The keys that start with the prefix are one run of the byte-ordered list: found by a binary
+      // search for its start, then taken while they match.
+      var low = 0
+      var high = sorted.count
+      while low < high {
+        let middle = (low + high) / 2
+        if sorted[middle].text.utf8.lexicographicallyPrecedes(prefix.utf8) {
+          low = middle + 1
+        } else {
+          high = middle
+        }
+      }
+      let end = sorted[low...].firstIndex { !$0.text.utf8.starts(with: prefix.utf8) } ?? sorted.count
+      selected = sorted[low..<end]
+    }
     var text = "["
-    for (index, key) in sorted.prefix(limit ?? sorted.count).enumerated() {
+    for (index, key) in selected.prefix(limit ?? selected.count).enumerated() {
       if index > 0 { text += "," }
       text += state.keys[key]?.json ?? "null"
     }

@@ -66,6 +66,27 @@ import Testing
     #expect(feed.snapshotJSON(limit: 2).json.components(separatedBy: "\"key\"").count - 1 == 2)
   }
 
+  /// `GET /api/keys?prefix=todo/`: a collection's members, by bytes, and nothing around them.
+  @Test func aPrefixSelectsTheKeysThatStartWithItByBytes() {
+    let keys = [
+      "todo", "todo/a", "todo/b/c", "todo0", "todox", "tod", "todo/caf\u{E9}", "todo/cafe\u{301}", "z",
+    ]
+    let feed = VersionFeed(keys: keys.map { summary($0, 1) })
+    func selected(_ prefix: String?, limit: Int? = nil) -> [String] {
+      let json = feed.snapshotJSON(limit: limit, prefix: prefix).json
+      let rows = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [[String: Any]]
+      return rows?.compactMap { $0["key"] as? String } ?? []
+    }
+    #expect(selected("todo/") == ["todo/a", "todo/b/c", "todo/cafe\u{301}", "todo/caf\u{E9}"])
+    #expect(selected("todo/", limit: 1) == ["todo/a"])
+    #expect(
+      selected("todo") == [
+        "todo", "todo/a", "todo/b/c", "todo/cafe\u{301}", "todo/caf\u{E9}", "todo0", "todox",
+      ])
+    #expect(selected("nothing").isEmpty && selected("zz").isEmpty)
+    #expect(selected("").count == keys.count && selected(nil).count == keys.count)
+  }
+
   @Test func keysWithCanonicallyEquivalentSpellingsAreTwoKeys() {
     let feed = VersionFeed(keys: [summary("caf\u{E9}", 1), summary("cafe\u{301}", 4)])
     #expect(feed.versions().count == 2)

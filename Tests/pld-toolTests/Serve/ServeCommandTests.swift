@@ -226,6 +226,26 @@ import Glibc
     }
   }
 
+  /// `GET /api/keys?prefix=P` (percent-encoded): the keys that start with P, a collection's members.
+  @Test func aPrefixListsOnlyTheKeysThatStartWithIt() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try directory.makeSampleStore()
+    do {
+      let store = try PersistentStore(path: path)
+      let todos = try store.collection("todo", of: String.self)
+      try todos.set("milk", for: "milk")
+      try todos.set("bread", for: "a b")
+      try store.liveData("todox", default: "").set("not a member")
+      try store.close()
+    }
+    let server = try ServeProcess([path])
+    let keys = try #require(try server.get("/api/keys?prefix=todo%2F").json() as? [[String: Any]])
+    #expect(keys.map { $0["key"] as? String } == ["todo/a b", "todo/milk"])
+    let all = try #require(try server.get("/api/keys").json() as? [[String: Any]])
+    #expect(all.count == 6)
+  }
+
   @Test func showsWhoWroteEachVersionAndWhy() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
