@@ -160,6 +160,27 @@ struct Todo: Codable, Sendable, Equatable {
     withExtendedLifetime(owner) {}
   }
 
+  /// As for a live value's own writes: a write on the main actor calls the observers before it returns.
+  @Test @MainActor func onTheMainActorObserversAreCalledBeforeTheWriteReturns() throws {
+    let store = try PersistentStore.inMemory()
+    let todos = try store.collection("todo", of: Todo.self)
+    let seen = Locked<[Int]>([])
+    let owner = PlainOwner()
+    todos.observe(owner: owner, receiveCurrent: false) { members in seen.withLock { $0.append(members.count) }
+    }
+    try todos.set(Todo(title: "a"), for: "a")
+    #expect(seen.withLock { $0 } == [1])
+    try todos.update("a", default: Todo(title: "")) { $0.done = true }
+    #expect(seen.withLock { $0 } == [1, 1])
+    try todos.remove("a")
+    #expect(seen.withLock { $0 } == [1, 1, 0])
+    try store.liveData("todo/b", default: Todo(title: "")).set(Todo(title: "b"))
+    #expect(seen.withLock { $0 } == [1, 1, 0, 1], "a member written through its own live value")
+    try store.transaction { try todos.set(Todo(title: "c"), for: "c") }
+    #expect(seen.withLock { $0 } == [1, 1, 0, 1, 2], "and a transaction's commit")
+    withExtendedLifetime(owner) {}
+  }
+
   @Test @MainActor func anObservedCollectionNobodyKeepsStillDelivers() async throws {
     let store = try PersistentStore.inMemory()
     let seen = Locked(0)
