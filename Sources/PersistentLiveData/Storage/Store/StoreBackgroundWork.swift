@@ -168,8 +168,13 @@ final class StoreBackgroundWork: Sendable {
 
   // MARK: Triggers
 
-  /// The delays of the follow-up checks after a wake-up whose check found nothing.
-  static let followUpDelays: [Duration] = [1, 2, 4, 8, 16, 32, 64, 128, 256].map { .milliseconds($0) }
+  /// The delays of the follow-up checks after a wake-up whose check found nothing: about two seconds in
+  /// all, each a `PRAGMA data_version` of microseconds. A writer the machine descheduled between the
+  /// first frames of its commit (which wake the watch) and the last outlasted half a second under the
+  /// test suite's load, and its version waited for the safety net (or forever, without one).
+  static let followUpDelays: [Duration] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1_024].map {
+    .milliseconds($0)
+  }
 
   /// How long after this store's own commit a wake-up is deferred: its own writes wake the watch too,
   /// and a check per write would contend with the writer for the store's lock.
