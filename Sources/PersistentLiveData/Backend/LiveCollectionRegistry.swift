@@ -58,11 +58,6 @@ package final class LiveCollectionRegistry: Sendable {
     entries.withLock { $0.values.compactMap(\.object) }
   }
 
-  /// Whether `key` is a member of a live collection.
-  package func holds(_ key: String) -> Bool {
-    liveCollections.contains { MemberKey.id(of: key, prefix: $0.prefix) != nil }
-  }
-
   /// Hands `changes` to every live collection; each takes those of its members, as one new version.
   package func apply(_ changes: [MemberChange], onMainActor: Bool) -> CommitEffect {
     var effect = CommitEffect.none
