@@ -38,7 +38,8 @@ let package = Package(
     .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     // HTTP servers of executables only (no library product depends on them): the pld-flags example's
     // /metrics and `pld-tool serve`.
-    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+    // Without its default traits: swift-configuration (and what it brings) stays out of the build.
+    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
     .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
   ],
@@ -85,6 +86,7 @@ let package = Package(
         .embedInCode("../../Migrations/postgres/0001_shared_schema.sql"),
         .embedInCode("../../Migrations/postgres/0002_change_feed.sql"),
         .embedInCode("../../Migrations/postgres/0003_write_attribution.sql"),
+        .embedInCode("../../Migrations/postgres/0004_collections.sql"),
       ],
       swiftSettings: swiftSettings
     ),
@@ -203,7 +205,7 @@ let package = Package(
       name: "PersistentLiveDataPostgresTests",
       dependencies: [
         "PersistentLiveData", "PersistentLiveDataPostgres", "PersistentLiveDataPostgresTesting",
-        "PLDTestSupport",
+        "PersistentLiveDataTesting", "PLDTestSupport",
         "pld-postgres-child", "pld-flags",
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -249,6 +251,28 @@ if Context.environment["PLD_WITHOUT_POSTGRES"] == "1" {
   package.dependencies.removeAll { dependency in
     // Hummingbird stays: `pld-tool serve` needs it.
     ["postgres-nio", "swift-service-lifecycle", "swift-crypto", "swift-prometheus"].contains {
+      "\(dependency.kind)".contains($0)
+    }
+  }
+}
+
+// PLD_SANITIZER_WITHOUT_TOOLS=1 leaves `pld-tool`, `pld-flags`, their tests and the HTTP server and
+// command-line packages only they use out of the build: CI's ThreadSanitizer pass builds the libraries
+// and their tests with it, and the tests that run `pld-tool` or `pld-flags` as a process run the plain
+// build's (PLD_TOOLS_FOLDER). Users never need it.
+if Context.environment["PLD_SANITIZER_WITHOUT_TOOLS"] == "1" {
+  let tools: Set = ["pld-tool", "pld-toolTests", "pld-flags"]
+  package.products.removeAll { tools.contains($0.name) }
+  package.targets.removeAll { tools.contains($0.name) }
+  for target in package.targets {
+    target.dependencies.removeAll { dependency in
+      if case .targetItem(let name, _) = dependency { return tools.contains(name) }
+      if case .byNameItem(let name, _) = dependency { return tools.contains(name) }
+      return false
+    }
+  }
+  package.dependencies.removeAll { dependency in
+    ["hummingbird", "swift-argument-parser", "swift-prometheus", "swift-http-types"].contains {
       "\(dependency.kind)".contains($0)
     }
   }

@@ -43,6 +43,12 @@ public final class PostgresStore: Service, Sendable {
     ownedClient = nil
   }
 
+  /// A store on the same database as an open one: what a collection's `member` opens keys with.
+  init(opened database: SharedDatabase) {
+    self.database = database
+    ownedClient = nil
+  }
+
   /// A store with a client of its own on `configuration`, which ``run()`` runs: the store is then the
   /// one service to run. Nothing is sent before the first call or ``run()``.
   ///
@@ -121,9 +127,12 @@ public final class PostgresStore: Service, Sendable {
         first.isCached
         ? database.cache?.history(key: key) ?? [] : try await database.history(key: key, limit: nil)
     }
-    let (value, version) = try decoding.restore(latest: first.latest, default: defaultValue) { history }
+    var (value, version) = try decoding.restore(latest: first.latest, default: defaultValue) { history }
+    // A removed key starts from its default at the version the removal took: a write continues above.
+    if case .server(.removed(let removal)) = first { version = removal }
     let created = SharedLiveData(
-      value: value, version: version, database: database, decoding: decoding, isStale: first.isCached)
+      value: value, version: version, defaultValue: defaultValue, database: database, decoding: decoding,
+      isStale: first.isCached)
     database.remember(key: key, hash: created.keyHash)
     let live = try registry.register(created, valueType: Value.self)
     database.changeFeed.lower(to: horizon)
@@ -140,10 +149,8 @@ public final class PostgresStore: Service, Sendable {
           // The listener's catch-up confirms the key once the server answers.
         }
       }
-    } else if !first.isCached, database.changeSignal.generation != noticed,
-      let newer = try await database.latestRow(key: key)
-    {
-      live.receive(newer, onMainActor: false).notifyObservers()
+    } else if !first.isCached, database.changeSignal.generation != noticed {
+      database.receive(try await database.latestState(key: key), of: key).notifyObservers()
     }
     return live
   }
@@ -165,12 +172,13 @@ public final class PostgresStore: Service, Sendable {
   /// Where a new live value starts: the server's newest row of the key, or the cache's (with the
   /// server's read still running, when it did not answer within the grace).
   private enum FirstRead {
-    case server(StoredRow?)
+    case server(StoredKeyState)
     case cached(StoredRow, pending: Task<StoredRow?, any Error>?)
 
     var latest: StoredRow? {
       switch self {
-      case .server(let row): row
+      case .server(.row(let row)): row
+      case .server: nil
       case .cached(let row, _): row
       }
     }
@@ -184,7 +192,7 @@ public final class PostgresStore: Service, Sendable {
   /// not to answer, or does not answer within ``cacheGrace``.
   private func firstRead(of key: String) async throws -> FirstRead {
     guard let cache = database.cache, let cached = cache.latestRow(key: key) else {
-      return .server(try await database.latestRow(key: key))
+      return .server(try await database.latestState(key: key))
     }
     let reachability = database.reachability
     // The server did not answer a moment ago: no new wait for it (a thousand keys would wait a thousand
@@ -193,7 +201,9 @@ public final class PostgresStore: Service, Sendable {
     let database = database
     let read = Task { try await database.latestRow(key: key) }
     do {
-      return .server(try await withDeadline(Self.cacheGrace, operation: "read") { try await read.value })
+      return .server(
+        try await withDeadline(Self.cacheGrace, operation: "read") { try await read.value }.map { .row($0) }
+          ?? .never)
     } catch SharedStoreError.timedOut(let operation, _) where operation == "read" {
       // Not answered in time (the read's own timeout is far longer): it goes on in the background.
       reachability.noteUnanswered()
@@ -259,6 +269,8 @@ public final class PostgresStore: Service, Sendable {
     for (write, version) in zip(ordered, committed) {
       effect.merge(write.apply(version, onMainActor))
     }
+    effect.merge(
+      database.collectionEffect(of: ordered.map(\.write), committed: committed, onMainActor: onMainActor))
     effect.notifyObservers()
     database.changeSignal.signal()
   }
@@ -287,7 +299,7 @@ public final class SharedTransaction {
     let apply: (CommittedVersion, Bool) -> CommitEffect
   }
 
-  private let database: SharedDatabase
+  let database: SharedDatabase
   private(set) var staged: [Staged] = []
 
   init(database: SharedDatabase) {
@@ -332,15 +344,19 @@ public final class SharedTransaction {
   {
     guard data.database === database else { throw SharedStoreError.foreignValue(key: data.key) }
     let payload = String(decoding: try ValueCodec.encode(value, key: data.key), as: UTF8.self)
-    var write = try data.write(payload)
+    var write = try data.write(payload, staged: value)
     write.expectedVersion = expected
-    staged.append(
-      Staged(write: write) { committed, onMainActor in
-        data.commitTimes.record(
-          committed.version, milliseconds: committed.writtenAtMilliseconds, attribution: committed.attribution
-        )
-        data.confirm()
-        return data.advance(to: value, version: committed.version, onMainActor: onMainActor)
-      })
+    stage(write) { committed, onMainActor in
+      data.commitTimes.record(
+        committed.version, milliseconds: committed.writtenAtMilliseconds, attribution: committed.attribution
+      )
+      data.confirm()
+      return data.advance(to: value, version: committed.version, onMainActor: onMainActor)
+    }
+  }
+
+  /// Stages `write`; `apply` moves memory once it has committed and returns whom to notify.
+  func stage(_ write: SharedWrite, apply: @escaping (CommittedVersion, Bool) -> CommitEffect) {
+    staged.append(Staged(write: write, apply: apply))
   }
 }

@@ -28,7 +28,7 @@ final class SharedChangeFeed: Sendable {
   private struct State {
     /// 0 until a look succeeded: the next one compares every live key.
     var horizon: Int64 = 0
-    /// The lowest horizon a new live value asked for since the running look began.
+    /// The lowest horizon a new live value or collection asked for since the last look ended.
     var lowestSinceBegin: Int64 = .max
   }
 
@@ -39,15 +39,17 @@ final class SharedChangeFeed: Sendable {
 
   /// Starts a look (one at a time); returns where it starts.
   func begin() -> Int64 {
-    state.withLock { state in
-      state.lowestSinceBegin = .max
-      return state.horizon
-    }
+    state.withLock { $0.horizon }
   }
 
-  /// Ends a look that brought every live key up to its snapshot, whose xmin was `horizon`.
+  /// Ends a look that brought every live key up to its snapshot, whose xmin was `horizon`. A horizon
+  /// asked for since the last look ended is kept: a collection opened before a look that compared live
+  /// keys only (the first one) is caught up by the next.
   func end(horizon: Int64) {
-    state.withLock { state in state.horizon = min(horizon, state.lowestSinceBegin) }
+    state.withLock { state in
+      state.horizon = min(horizon, state.lowestSinceBegin)
+      state.lowestSinceBegin = .max
+    }
   }
 
   /// A key became live whose first read came after a look at `horizon`: the next look starts no later.

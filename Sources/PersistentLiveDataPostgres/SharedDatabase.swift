@@ -15,6 +15,8 @@ struct SharedWrite: Sendable {
   /// Who writes it, and why: ``WriteAttribution/current`` where the write was called (checked against
   /// its limits then); NULLs in the row when nil.
   var attribution: WriteAttribution?
+  /// The value as the writer had it, typed: a live collection of its type takes it without decoding.
+  var staged: (any Sendable)?
 }
 
 /// Where a read goes: to any connection of the pool, or to one connection the caller holds (the
@@ -47,6 +49,8 @@ final class SharedDatabase: Sendable {
   let client: PostgresClient
   let options: PostgresStoreOptions
   let registry = LiveInstanceRegistry()
+  /// The live collections (``SharedCollection``), by name.
+  let collections = LiveCollectionRegistry()
   let changeSignal = ChangeSignal()
   /// The app's streams of ``StoreEvent``s (``PostgresStore/events()``).
   let events = StoreEventHub()
@@ -258,18 +262,9 @@ final class SharedDatabase: Sendable {
       SharedStatements.history(keyHash: KeyHash.of(key), limit: limit), key: key, operation: "history")
   }
 
-  /// Every key ever written, sorted.
+  /// Every live key (written, not removed), in UTF-8 byte order.
   func keys() async throws -> [String] {
-    try await ensureSchema()
-    return try await bounded("keys") { [client] in
-      var keys: [String] = []
-      for try await key in try await client.query("SELECT key FROM pld_heads ORDER BY key").decode(
-        String.self)
-      {
-        keys.append(key)
-      }
-      return keys
-    }
+    try await keys(prefix: "")
   }
 
   /// The latest version on the server of each of the given key hashes that was ever written.
@@ -293,18 +288,18 @@ final class SharedDatabase: Sendable {
     }
   }
 
-  /// The newest version of every key written by a transaction with an id of at least `since`, and the
-  /// horizon of the snapshot that read them (see ``SharedChangeFeed``).
+  /// The newest version of every key written or removed by a transaction with an id of at least
+  /// `since`, with the key, and the horizon of the snapshot that read them (see ``SharedChangeFeed``).
   func changedHeads(
     since: Int64, via route: ReadRoute = .pool
-  ) async throws -> (horizon: Int64, heads: [String: Int64]) {
+  ) async throws -> (horizon: Int64, heads: [String: (key: String, version: Int64)]) {
     try await bounded("catch up") { [client] in
       var horizon: Int64?
-      var heads: [String: Int64] = [:]
+      var heads: [String: (key: String, version: Int64)] = [:]
       let rows = try await route.query(SharedStatements.changed(since: since), client: client)
-      for try await (seen, hash, version) in rows.decode((Int64, String?, Int64?).self) {
+      for try await (seen, hash, version, key) in rows.decode((Int64, String?, Int64?, String?).self) {
         horizon = seen
-        if let hash, let version { heads[hash] = version }
+        if let hash, let version, let key { heads[hash] = (key, version) }
       }
       guard let horizon else {
         throw SharedStoreError.serverUnavailable(

@@ -38,6 +38,7 @@ struct SharedListener: Sendable {
     await withTaskGroup(of: Void.self) { group in
       group.addTask { await listen() }
       group.addTask { await catchUpPeriodically() }
+      group.addTask { await buildIndexes() }
       await group.next()
       group.cancelAll()
     }
@@ -210,13 +211,44 @@ struct SharedListener: Sendable {
         }
       }
       group.addTask {
-        try await reads.perform { instance in try await bringUp(instance, via: route) }
+        try await reads.perform { key in try await bringUp(key, via: route) }
       }
       defer { group.cancelAll() }
       // The first to end is the notifications (the connection dropped) or a read that failed (the
       // connection is gone or stuck, and its notifications may never end): the other ends with it.
       try await group.next()
     }
+  }
+
+  /// Builds the shared schema's concurrent indexes (``SharedSchema/concurrentIndexes``) once the schema
+  /// is ready, trying again after a failure, in a task of its own; waits until the listener ends.
+  ///
+  /// The build is not waited for when the store stops: a `CREATE INDEX CONCURRENTLY` waits on the server
+  /// for every transaction older than itself, and a statement in flight cannot be cancelled from here;
+  /// the stop cancels the task, and the client's shutdown ends its statement. (Awaited, it held up a
+  /// replica's graceful shutdown for as long as the server's build took.)
+  private func buildIndexes() async {
+    let database = database
+    let build = Task {
+      var delay = database.options.reconnectDelay.upperBound
+      while !Task.isCancelled {
+        do {
+          try await SharedSchema.buildConcurrentIndexes(
+            client: database.client, logger: database.options.logger)
+          return
+        } catch {
+          if Task.isCancelled { return }
+          database.logger.warning(
+            "Could not build a shared-store index; trying again",
+            metadata: ["error": "\(SharedDatabase.describe(error))"])
+          try? await Task.sleep(for: delay)
+          delay = min(delay * 2, .seconds(60))
+        }
+      }
+    }
+    // The group ends when its first task does: this one waits, without the build, for the others.
+    while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+    build.cancel()
   }
 
   private func catchUpPeriodically() async {
@@ -251,11 +283,8 @@ struct SharedListener: Sendable {
     }
     database.changeSignal.signal()
     let (horizon, heads) = try await database.changedHeads(since: since, via: route)
-    for (hash, version) in heads {
-      guard let key = database.key(forHash: hash), let instance = database.registry.instance(for: key),
-        version > instance.version, database.undecodableVersion(of: instance.key) != version
-      else { continue }
-      try await bringUp(instance, via: route)
+    for (key, version) in heads.values where isBehind(key, version) {
+      try await bringUp(key, via: route)
     }
     try await confirmStaleKeys(via: route)
     feed.end(horizon: horizon)
@@ -293,7 +322,7 @@ struct SharedListener: Sendable {
       guard let instance = byHash[hash], version > instance.version,
         database.undecodableVersion(of: instance.key) != version
       else { continue }
-      try await bringUp(instance, via: route)
+      try await bringUp(instance.key, via: route)
     }
     for instance in live { (instance as? any SharedStaleness)?.confirm() }
   }
@@ -307,23 +336,38 @@ struct SharedListener: Sendable {
       if !heard { database.notifier.writers.heard(entry.origin) }
       heard = true
       let named = String(Substring(entry.name))
-      let key = entry.isHash ? database.key(forHash: named) : named
-      guard let key, let instance = database.registry.instance(for: key), entry.version > instance.version
+      // A key notified by its hash (longer than a payload holds) that no live value has is not known
+      // here: a collection that holds it gets it from the periodic catch-up, which reads keys.
+      guard let key = entry.isHash ? database.key(forHash: named) : named, isBehind(key, entry.version)
       else { continue }
       // Read beside this loop: it must notice at once that its connection dropped.
-      reads.request(instance)
+      reads.request(key)
     }
     if heard { database.changeSignal.signal() }
   }
 
-  private func bringUp(_ instance: any StoredLiveValue, via route: ReadRoute) async throws {
-    guard let row = try await database.latestRow(key: instance.key, via: route) else {
-      (instance as? any SharedStaleness)?.confirm()
-      return
+  /// Whether the live value of `key`, or a live collection that holds it, is behind `version`.
+  private func isBehind(_ key: String, _ version: Int64) -> Bool {
+    if let instance = database.registry.instance(for: key), version > instance.version,
+      database.undecodableVersion(of: key) != version
+    {
+      return true
     }
-    instance.receive(row, onMainActor: false).notifyObservers()
+    guard !database.collections.isEmpty, let known = database.collections.memberVersion(of: key) else {
+      return false
+    }
+    return version > known
+  }
+
+  /// Reads the newest state of `key` and moves its live value and the collections that hold it there.
+  private func bringUp(_ key: String, via route: ReadRoute) async throws {
+    let state = try await database.latestState(key: key, via: route)
+    database.receive(state, of: key).notifyObservers()
+    guard let instance = database.registry.instance(for: key) else { return }
     (instance as? any SharedStaleness)?.confirm()
     // A version this replica cannot decode is logged once, not at every catch-up.
-    if instance.version < row.version { database.noteUndecodable(key: instance.key, version: row.version) }
+    if case .row(let row) = state, instance.version < row.version {
+      database.noteUndecodable(key: key, version: row.version)
+    }
   }
 }

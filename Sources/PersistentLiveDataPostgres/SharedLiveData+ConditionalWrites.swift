@@ -40,12 +40,13 @@ extension SharedLiveData {
   )
     async throws
   {
-    var write = try write(String(decoding: try ValueCodec.encode(newValue, key: key), as: UTF8.self))
+    var write = try write(
+      String(decoding: try ValueCodec.encode(newValue, key: key), as: UTF8.self), staged: newValue)
     write.expectedVersion = expected
     guard let committed = try await database.commit([write], operation: "set")?.first else {
       throw VersionConflict(key: key, expected: expected, actual: try await database.headVersion(of: key))
     }
-    apply(newValue, committed: committed, onMainActor: isolation === MainActor.shared)
+    apply(newValue, write: write, committed: committed, onMainActor: isolation === MainActor.shared)
   }
 
   /// ``rollback(to:isolation:)`` only if the key is still at `expected` (the inspector's `If-Match`).
@@ -62,12 +63,12 @@ extension SharedLiveData {
         throw PersistentLiveDataError.unknownVersion(key: key, version: version)
       }
       let (restored, payload) = try rollbackWrite(of: row)
-      var write = try write(String(decoding: payload, as: UTF8.self))
+      var write = try write(String(decoding: payload, as: UTF8.self), staged: restored)
       write.expectedVersion = expected
       guard let committed = try await database.commit([write], operation: "rollback")?.first else {
         throw VersionConflict(key: key, expected: expected, actual: try await database.headVersion(of: key))
       }
-      apply(restored, committed: committed, onMainActor: isolation === MainActor.shared)
+      apply(restored, write: write, committed: committed, onMainActor: isolation === MainActor.shared)
     }
   }
 }

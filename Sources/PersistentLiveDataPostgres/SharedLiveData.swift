@@ -25,8 +25,8 @@ public final class SharedLiveData<Value: Codable & Sendable>: StoredLiveData<Val
   private let staleness: Locked<Bool>
 
   init(
-    value: Value, version: Int64, database: SharedDatabase, decoding: StoredValueDecoding<Value>,
-    isStale: Bool = false
+    value: Value, version: Int64, defaultValue: Value, database: SharedDatabase,
+    decoding: StoredValueDecoding<Value>, isStale: Bool = false
   ) {
     keyHash = KeyHash.of(decoding.key)
     self.database = database
@@ -36,7 +36,9 @@ public final class SharedLiveData<Value: Codable & Sendable>: StoredLiveData<Val
       source: .fetched { [database, key = decoding.key] version in
         try await database.row(key: key, version: version).map { ($0.writtenAt, $0.attribution) }
       })
-    super.init(value: value, version: version, decoding: decoding, commitTimes: commitTimes)
+    super.init(
+      value: value, version: version, defaultValue: defaultValue, decoding: decoding, commitTimes: commitTimes
+    )
   }
 
   /// Writes `newValue` as the key's next version on the server.
@@ -64,9 +66,9 @@ public final class SharedLiveData<Value: Codable & Sendable>: StoredLiveData<Val
   /// The body of ``set(_:isolation:)``.
   private func set(_ newValue: Value, _ isolation: isolated (any Actor)?) async throws {
     let payload = try encode(newValue)
-    let committed = try await database.commit([try write(payload)], operation: "set")
-    guard let committed = committed?.first else { return }
-    apply(newValue, committed: committed, onMainActor: isolation === MainActor.shared)
+    let write = try write(payload, staged: newValue)
+    guard let committed = try await database.commit([write], operation: "set")?.first else { return }
+    apply(newValue, write: write, committed: committed, onMainActor: isolation === MainActor.shared)
   }
 
   /// Reads, transforms and writes the value as the next version — atomically across replicas.
@@ -103,15 +105,24 @@ public final class SharedLiveData<Value: Codable & Sendable>: StoredLiveData<Val
       let base = snapshot
       var candidate = base.value
       try transform(&candidate)
-      var write = try write(try encode(candidate))
+      var write = try write(try encode(candidate), staged: candidate)
       write.expectedVersion = base.version
       if let committed = try await database.commit([write], operation: "update")?.first {
-        apply(candidate, committed: committed, onMainActor: onMainActor)
+        apply(candidate, write: write, committed: committed, onMainActor: onMainActor)
         return candidate
       }
       // Another write came first: continue from the newest version (as the decode policy allows).
       database.instrumentation.countRetry()
-      guard let row = try await database.latestRow(key: key) else { continue }
+      let row: StoredRow
+      switch try await database.latestState(key: key) {
+      case .row(let newest): row = newest
+      case .removed(let version):
+        // Removed meanwhile: the update goes on from the default, above the removal's version.
+        database.receive(.removed(version: version), of: key, onMainActor: onMainActor).notifyObservers()
+        confirm()
+        continue
+      case .never: continue
+      }
       let newest = try decoding.reload(row, current: value)
       commitTimes.record(row.version, milliseconds: row.writtenAtMilliseconds, attribution: row.attribution)
       advance(to: newest, version: row.version, onMainActor: onMainActor).notifyObservers()
@@ -173,10 +184,9 @@ public final class SharedLiveData<Value: Codable & Sendable>: StoredLiveData<Val
       throw PersistentLiveDataError.unknownVersion(key: key, version: version)
     }
     let (restored, payload) = try rollbackWrite(of: row)
-    let committed = try await database.commit(
-      [try write(String(decoding: payload, as: UTF8.self))], operation: "rollback")
-    guard let committed = committed?.first else { return }
-    apply(restored, committed: committed, onMainActor: isolation === MainActor.shared)
+    let write = try write(String(decoding: payload, as: UTF8.self), staged: restored)
+    guard let committed = try await database.commit([write], operation: "rollback")?.first else { return }
+    apply(restored, write: write, committed: committed, onMainActor: isolation === MainActor.shared)
   }
 
   /// Every version after `version`, oldest first, from any replica, each exactly once and with no gap.
@@ -249,23 +259,32 @@ public final class SharedLiveData<Value: Codable & Sendable>: StoredLiveData<Val
   /// A write of `payload`, recording the ``WriteAttribution/current`` of the caller.
   ///
   /// - Throws: ``WriteAttributionTooLong`` when it is over a limit; nothing is written then.
-  func write(_ payload: String) throws -> SharedWrite {
+  func write(_ payload: String, staged: Value) throws -> SharedWrite {
     var write = SharedWrite(
       key: key, keyHash: keyHash, payload: payload, schemaVersion: decoding.schemaVersion)
     write.attribution = try WriteAttribution.validatedCurrent()
+    write.staged = staged
     return write
   }
 
-  /// Moves memory to a version this replica committed, notifies, and wakes `changes(since:)` readers.
-  func apply(_ newValue: Value, committed: CommittedVersion, onMainActor: Bool) {
+  /// Moves memory (and the live collections that hold the key) to a version this replica committed,
+  /// notifies, and wakes `changes(since:)` readers.
+  func apply(_ newValue: Value, write: SharedWrite, committed: CommittedVersion, onMainActor: Bool) {
+    var effect = receiveCommitted(newValue, committed: committed, onMainActor: onMainActor)
+    effect.merge(database.collectionEffect(of: [write], committed: [committed], onMainActor: onMainActor))
+    effect.notifyObservers()
+    database.changeSignal.signal()
+  }
+
+  /// Moves memory to a version committed by this replica; returns whom to notify.
+  func receiveCommitted(_ newValue: Value, committed: CommittedVersion, onMainActor: Bool) -> CommitEffect {
     commitTimes.record(
       committed.version, milliseconds: committed.writtenAtMilliseconds, attribution: committed.attribution)
     var effect = advance(to: newValue, version: committed.version, onMainActor: onMainActor)
     // A catch-up may have brought this version in first: observers still hear of it before this returns.
     if effect.isEmpty { effect = pendingDelivery(onMainActor: onMainActor) }
     confirm()
-    effect.notifyObservers()
-    database.changeSignal.signal()
+    return effect
   }
 }
 
@@ -277,3 +296,19 @@ protocol SharedStaleness: AnyObject {
 }
 
 extension SharedLiveData: SharedStaleness {}
+
+/// A live value that takes a version committed by this replica with the value as the writer had it:
+/// a collection's write moves the member's live value without decoding when the types match.
+protocol SharedCommitReceiver: AnyObject {
+  func receiveCommitted(staged: any Sendable, row: StoredRow, onMainActor: Bool) -> CommitEffect
+}
+
+extension SharedLiveData: SharedCommitReceiver {
+  func receiveCommitted(staged: any Sendable, row: StoredRow, onMainActor: Bool) -> CommitEffect {
+    guard let value = staged as? Value else { return receive(row, onMainActor: onMainActor) }
+    guard row.version > version else { return .none }
+    commitTimes.record(row.version, milliseconds: row.writtenAtMilliseconds, attribution: row.attribution)
+    confirm()
+    return advance(to: value, version: row.version, onMainActor: onMainActor)
+  }
+}

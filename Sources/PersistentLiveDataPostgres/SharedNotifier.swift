@@ -225,10 +225,15 @@ struct SharedNotification: Sendable {
   let entry: String
 
   init(write: SharedWrite, version: Int64, origin: String) {
-    keyHash = write.keyHash
+    self.init(key: write.key, keyHash: write.keyHash, version: version, origin: origin)
+  }
+
+  /// The notification of `version` of `key` — written, or the version a removal took.
+  init(key: String, keyHash: String, version: Int64, origin: String) {
+    self.keyHash = keyHash
     self.version = version
-    let named = write.key.utf8.count <= SharedDatabase.longestNotifiedKey && !write.key.contains("\n")
-    entry = named ? "\(version) \(origin) k \(write.key)" : "\(version) \(origin) h \(write.keyHash)"
+    let named = key.utf8.count <= SharedDatabase.longestNotifiedKey && !key.contains("\n")
+    entry = named ? "\(version) \(origin) k \(key)" : "\(version) \(origin) h \(keyHash)"
   }
 
   init(keyHash: String, version: Int64, entry: String) {

@@ -24,7 +24,90 @@ enum SharedSchema {
       3, "0003_write_attribution.sql",
       String(decoding: PackageResources._003_write_attribution_sql, as: UTF8.self)
     ),
+    (4, "0004_collections.sql", String(decoding: PackageResources._004_collections_sql, as: UTF8.self)),
   ]
+
+  /// An index built outside the migrations' transaction, with `CREATE INDEX CONCURRENTLY`: writers go on
+  /// while it is built. Queries that it serves give the same results without it.
+  struct ConcurrentIndex: Sendable {
+    /// From this schema version on.
+    let version: Int
+    let name: String
+    /// What follows `ON`.
+    let definition: String
+  }
+
+  /// The indexes ``buildConcurrentIndexes(client:logger:)`` builds.
+  static let concurrentIndexes = [
+    // A collection's members, keys(prefix:): the keys' first characters, by bytes (see
+    // SharedStatements.startsWith). At most 1 KiB of UTF-8, so any key fits an entry.
+    ConcurrentIndex(
+      version: 4, name: "pld_heads_key_prefix",
+      definition: "pld_heads ((left(key, \(SharedStatements.indexedCharacters)) COLLATE \"C\"))")
+  ]
+
+  /// The advisory lock one replica holds while it builds the concurrent indexes ("pld" in ASCII, then 2).
+  static let indexLockKey: Int64 = 0x706C_6400_0000_0002
+
+  /// Builds every concurrent index that is missing, and builds again one that an interrupted build left
+  /// invalid; returns the names of those it built. One replica at a time builds (the others find the
+  /// lock taken and leave it to that one). Idempotent: ``PostgresStore/run()`` calls it at every start,
+  /// so a build that a stopped replica or a restarted server interrupted is finished by the next run.
+  ///
+  /// The connection is closed afterwards rather than returned to the pool: it held a session lock, and
+  /// a cancelled build must not leave it held.
+  @discardableResult
+  static func buildConcurrentIndexes(client: PostgresClient, logger: Logger?) async throws -> [String] {
+    try await client.withConnection { connection in
+      do {
+        let built = try await buildConcurrentIndexes(on: connection, logger: logger)
+        await SharedListener.closeBeforeRelease(connection)
+        return built
+      } catch {
+        await SharedListener.closeBeforeRelease(connection)
+        throw error
+      }
+    }
+  }
+
+  /// The body of ``buildConcurrentIndexes(client:logger:)``, on a connection that is closed afterwards.
+  private static func buildConcurrentIndexes(
+    on connection: PostgresConnection, logger: Logger?
+  ) async throws -> [String] {
+    var locked = false
+    for try await acquired in try await connection.query(
+      "SELECT pg_try_advisory_lock(\(indexLockKey))", logger: quiet
+    ).decode(Bool.self) {
+      locked = acquired
+    }
+    guard locked else { return [] }
+    var built: [String] = []
+    for index in concurrentIndexes {
+      var valid: Bool?
+      for try await state in try await connection.query(
+        """
+        SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+        WHERE c.relname = \(index.name) AND c.relnamespace = current_schema()::regnamespace
+        """, logger: quiet
+      ).decode(Bool.self) {
+        valid = state
+      }
+      if valid == true { continue }
+      if valid == false {
+        // Left invalid by a build that was interrupted: it is dropped and built again.
+        try await connection.query(
+          PostgresQuery(unsafeSQL: "DROP INDEX CONCURRENTLY IF EXISTS \(index.name)"), logger: quiet)
+      }
+      try await connection.query(
+        PostgresQuery(
+          unsafeSQL: "CREATE INDEX CONCURRENTLY IF NOT EXISTS \(index.name) ON \(index.definition)"),
+        logger: quiet)
+      logger?.info("Built shared-store index", metadata: ["index": "\(index.name)"])
+      built.append(index.name)
+    }
+    try await connection.query("SELECT pg_advisory_unlock(\(indexLockKey))", logger: quiet)
+    return built
+  }
 
   /// The advisory lock key migrations hold ("pld" in ASCII, then 1).
   static let lockKey: Int64 = 0x706C_6400_0000_0001

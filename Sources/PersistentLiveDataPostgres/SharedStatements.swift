@@ -99,13 +99,19 @@ enum SharedStatements {
   static let horizon = "pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
 
   /// The horizon of this statement's snapshot, and the newest version of every key a transaction with an
-  /// id of at least `since` wrote (none when nothing did: then one row with nulls).
+  /// id of at least `since` wrote or removed, with the key (none when nothing did: then one row with
+  /// nulls).
   static func changed(since: Int64) -> PostgresQuery {
     """
-    SELECT h.horizon, c.key_hash, c.version FROM (SELECT \(unescaped: horizon) AS horizon) h
+    SELECT h.horizon, c.key_hash, c.version, k.key FROM (SELECT \(unescaped: horizon) AS horizon) h
     LEFT JOIN (
-      SELECT key_hash, max(version) AS version FROM pld_values WHERE changed_by >= \(since) GROUP BY key_hash
+      SELECT key_hash, max(version) AS version FROM (
+        SELECT key_hash, version FROM pld_values WHERE changed_by >= \(since)
+        UNION ALL
+        SELECT key_hash, version FROM pld_removals WHERE changed_by >= \(since)
+      ) u GROUP BY key_hash
     ) c ON true
+    LEFT JOIN pld_heads k ON k.key_hash = c.key_hash
     """
   }
 

@@ -75,7 +75,7 @@ struct FlagsExampleTests {
     if let password = fixture.server.password { environment["PLD_FLAGS_PASSWORD"] = password }
     environment.merge(extra) { _, new in new }
     let process = try ChildProcess(
-      ChildProcess.productsFolder.appendingPathComponent("pld-flags").path,
+      ChildProcess.product("pld-flags"),
       [endpoint, fixture.server.username, fixture.database, "0"], environment: environment)
     // Read on a thread of its own: the example prints this line once it serves (or ends), which takes
     // seconds under a sanitizer on a loaded machine.

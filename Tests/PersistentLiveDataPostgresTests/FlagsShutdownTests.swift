@@ -71,7 +71,7 @@ extension ServerFaultSuites {
       var children: [ChildProcess] = []
       for environment in environments {
         let child = try ChildProcess(
-          ChildProcess.productsFolder.appendingPathComponent("pld-flags").path,
+          ChildProcess.product("pld-flags"),
           [endpoint, user, database, "0"], environment: environment)
         children.append(child)
         let line = await child.readLineOffPool()

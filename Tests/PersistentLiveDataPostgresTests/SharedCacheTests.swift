@@ -327,7 +327,7 @@ struct SharedCacheTests {
       // The cache is an ordinary store file, with the attribution and time of the server's rows.
       let inspector = try StoreInspector(path: pathA)
       #expect(try inspector.keys().sorted() == ["only-a", "shared"])
-      let tool = ChildProcess.productsFolder.appendingPathComponent("pld-tool").path
+      let tool = ChildProcess.product("pld-tool")
       if FileManager.default.isExecutableFile(atPath: tool) {
         for (arguments, expected) in [
           (["keys", pathA], "shared"), (["get", pathA, "only-a"], "mine"),

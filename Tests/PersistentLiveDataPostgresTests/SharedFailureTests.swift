@@ -327,13 +327,13 @@ struct SharedFailureTests {
     #expect(failures.all.isEmpty)
     try await Listeners.expectListening(replicas, fixture, "every run() got past the schema")
     let schemaRows = try await fixture.psql("SELECT count(*) FROM pld_schema")
-    #expect(schemaRows == "3")
+    #expect(schemaRows == "4")
     let versions = try await fixture.psql(
       "SELECT string_agg(version::text, ',' ORDER BY version) FROM pld_schema")
-    #expect(versions == "1,2,3")
+    #expect(versions == "1,2,3,4")
     let tables = try await fixture.psql(
       "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE tablename LIKE 'pld\\_%'")
-    #expect(tables == "pld_heads,pld_schema,pld_values")
+    #expect(tables == "pld_heads,pld_removals,pld_schema,pld_values")
     let head = try await fixture.psql("SELECT version FROM pld_heads")
     #expect(head == "6", "each replica's update counted")
     let outcomes = replicas.compactMap(\.runOutcome.value)

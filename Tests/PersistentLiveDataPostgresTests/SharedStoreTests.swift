@@ -244,7 +244,7 @@ struct SharedStoreTests {
       }
       try await group.waitForAll()
     }
-    #expect(try await fixture.psql("SELECT count(*) FROM pld_schema") == "3", "each migration once")
+    #expect(try await fixture.psql("SELECT count(*) FROM pld_schema") == "4", "each migration once")
     #expect(replicas.allSatisfy { $0.isRunning })
     for replica in replicas { await replica.shutDown() }
   }

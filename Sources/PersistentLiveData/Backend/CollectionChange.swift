@@ -56,20 +56,36 @@ extension CollectionChange: Equatable where Element: Equatable {}
 /// whose numbers follow commit order and are never reused. While the first reading of every member
 /// (``PersistentCollection/changes(since:)`` with nil) is delivered, it also names the last member
 /// delivered, so that resuming there delivers the members after it and the changes of those before it.
+///
+/// On a PostgreSQL shared store, it is a snapshot of the server (`pg_current_snapshot()`): every change
+/// the snapshot saw was delivered, every one it did not see is still to deliver — which commit order
+/// cannot say there (see the `SharedCollection` documentation). A checkpoint of one kind of store is
+/// refused by the other.
 public struct CollectionCheckpoint: Codable, Sendable, Hashable {
-  /// The position in the log: every change above it is still to deliver.
+  /// The position in the log: every change above it is still to deliver. On a shared store, within a
+  /// delta (``through`` set): the last change delivered's version times two, plus one for a removal.
   package let position: Int64
   /// During a first reading of every member: the id of the last member delivered (those above it are
-  /// still to read); nil once every member was read.
+  /// still to read); nil once every member was read. On a shared store, within a delta: the id of the
+  /// last change delivered.
   package let after: String?
+  /// A shared store's snapshot (as text) whose changes were all delivered; nil on an SQLite store.
+  package let snapshot: String?
+  /// A shared store's snapshot (as text) whose changes after ``snapshot`` are being delivered, in order,
+  /// up to ``after`` and ``position``; nil between deltas.
+  package let through: String?
 
-  package init(position: Int64, after: String?) {
+  package init(position: Int64, after: String?, snapshot: String? = nil, through: String? = nil) {
     self.position = position
     self.after = after
+    self.snapshot = snapshot
+    self.through = through
   }
 
   private enum CodingKeys: String, CodingKey {
     case position = "p"
     case after = "a"
+    case snapshot = "s"
+    case through = "t"
   }
 }

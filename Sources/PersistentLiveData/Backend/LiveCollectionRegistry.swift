@@ -58,6 +58,17 @@ package final class LiveCollectionRegistry: Sendable {
     entries.withLock { $0.values.compactMap(\.object) }
   }
 
+  /// The newest version of `key` a live collection that holds it knows (0 when one holds it but never
+  /// saw it); nil when no live collection holds the key.
+  package func memberVersion(of key: String) -> Int64? {
+    var newest: Int64?
+    for collection in liveCollections {
+      guard let version = collection.memberVersion(ofKey: key) else { continue }
+      newest = max(newest ?? 0, version)
+    }
+    return newest
+  }
+
   /// Hands `changes` to every live collection; each takes those of its members, as one new version.
   package func apply(_ changes: [MemberChange], onMainActor: Bool) -> CommitEffect {
     var effect = CommitEffect.none

@@ -100,6 +100,11 @@ open class StoredCollection<Element: Codable & Sendable>: LiveData<[String: Elem
     members.withLock { $0.versions[StoreKey(id)] ?? 0 }
   }
 
+  /// The version of the member of `key` in memory (0 when never seen); nil when `key` is not a member's.
+  package func memberVersion(ofKey key: String) -> Int64? {
+    id(of: key).map { memberVersion(of: $0) }
+  }
+
   /// Records that member `id` is at `version` without changing its value (one that does not decode,
   /// under a lenient policy): an update then writes above it.
   package func noteVersion(_ version: Int64, of id: String) {
@@ -239,6 +244,8 @@ package protocol StoredCollectionValue: AnyObject, Sendable {
   func apply(_ changes: [MemberChange], onMainActor: Bool) -> CommitEffect
   /// The ids of the members whose newest state in memory is a value, with their versions.
   var memberStates: [StoreKey: Int64] { get }
+  /// The version of the member of `key` in memory (0 when never seen); nil when `key` is not a member's.
+  func memberVersion(ofKey key: String) -> Int64?
 }
 
 /// How a collection's member keys are made and taken apart: `name + "/" + id`, compared by bytes.

@@ -27,6 +27,8 @@ open class StoredLiveData<Value: Codable & Sendable>: LiveData<Value>, @unchecke
   /// theme.key   // "theme"
   /// ```
   public let key: String
+  /// The value while the key has no version, and after a removal of the key.
+  package let defaultValue: Value
   /// How rows become values under the store's decode-failure policy.
   package let decoding: StoredValueDecoding<Value>
   /// When the recent versions were committed, for versioned observers: recorded before memory moves to
@@ -36,8 +38,12 @@ open class StoredLiveData<Value: Codable & Sendable>: LiveData<Value>, @unchecke
   /// else references lives exactly as long as someone observes it (see `observedStateDidChange(_:)`).
   @MainActor private var heldWhileObserved: StoredLiveData?
 
-  package init(value: Value, version: Int64, decoding: StoredValueDecoding<Value>, commitTimes: CommitTimes) {
+  package init(
+    value: Value, version: Int64, defaultValue: Value, decoding: StoredValueDecoding<Value>,
+    commitTimes: CommitTimes
+  ) {
     key = decoding.key
+    self.defaultValue = defaultValue
     self.decoding = decoding
     self.commitTimes = commitTimes
     super.init(value: value, version: version)
@@ -51,9 +57,13 @@ open class StoredLiveData<Value: Codable & Sendable>: LiveData<Value>, @unchecke
     return advance(to: value, version: row.version, onMainActor: onMainActor)
   }
 
-  /// Moves to the default value at the version a removal of the key took; a backend whose keys cannot
-  /// be removed never calls it, and nothing moves.
-  package func receiveRemoval(version removal: Int64, onMainActor: Bool) -> CommitEffect { .none }
+  /// Moves to the default value at the version a removal of the key took, if it is newer than memory.
+  /// The removal has no row: its commit time, for versioned observers, is when this instance applies it.
+  package func receiveRemoval(version removal: Int64, onMainActor: Bool) -> CommitEffect {
+    guard removal > version else { return .none }
+    commitTimes.record(removal, writtenAt: Date())
+    return advance(to: defaultValue, version: removal, onMainActor: onMainActor)
+  }
 
   // MARK: Kept alive by its observers
 

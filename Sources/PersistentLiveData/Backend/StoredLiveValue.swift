@@ -24,8 +24,3 @@ package protocol StoredLiveValue: AnyObject, Sendable {
   /// than memory; returns whom to notify.
   func receiveRemoval(version: Int64, onMainActor: Bool) -> CommitEffect
 }
-
-extension StoredLiveValue {
-  /// A backend whose keys cannot be removed never calls it: nothing moves.
-  package func receiveRemoval(version: Int64, onMainActor: Bool) -> CommitEffect { .none }
-}

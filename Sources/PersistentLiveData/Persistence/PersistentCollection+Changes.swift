@@ -26,7 +26,7 @@ extension PersistentCollection {
   /// is closed. It throws:
   /// - ``PersistentLiveDataError/unknownVersion(key:version:)`` (the collection's name and the position)
   ///   at once for a checkpoint ahead of this file's log — saved from another file, or from this one
-  ///   before it was restored from an older backup;
+  ///   before it was restored from an older backup — or of a shared store;
   /// - ``PersistentLiveDataError/readOnly(path:)`` on a read-only store whose file never recorded the
   ///   collection (open it once from a writable store);
   /// - a decoding error for a version `Element` cannot decode (again at every call from the same
@@ -85,6 +85,9 @@ actor CollectionChangeReader<Element: Codable & Sendable> {
         do {
           guard try database.recordCollection(collection.name) else {
             throw PersistentLiveDataError.readOnly(path: database.displayPath)
+          }
+          guard checkpoint.snapshot == nil else {
+            throw PersistentLiveDataError.unknownVersion(key: collection.name, version: checkpoint.position)
           }
           let newest = try database.collectionLogNewest()
           guard checkpoint.position <= newest else {

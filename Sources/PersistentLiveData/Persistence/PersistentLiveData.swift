@@ -22,20 +22,20 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
   // an immutable `let` of a Sendable type, and the value itself is LiveData's lock-guarded storage.
 
   let database: StoreDatabase
-  let defaultValue: Value
 
   init(
     value: Value, version: Int64, defaultValue: Value, database: StoreDatabase,
     decoding: StoredValueDecoding<Value>
   ) {
     self.database = database
-    self.defaultValue = defaultValue
     // Commit times are read from the file for the version this instance was restored at.
     let commitTimes = CommitTimes(
       source: .immediate { [database, key = decoding.key] version in
         (try? database.row(key: key, version: version)).flatMap { $0.map { ($0.writtenAt, $0.attribution) } }
       })
-    super.init(value: value, version: version, decoding: decoding, commitTimes: commitTimes)
+    super.init(
+      value: value, version: version, defaultValue: defaultValue, decoding: decoding, commitTimes: commitTimes
+    )
   }
 
   /// Writes `newValue` as the next version.
@@ -267,11 +267,4 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
     advance(to: value, version: row.version, onMainActor: onMainActor).notifyObservers()
   }
 
-  /// Moves to the default value at the version a removal of the key took. The removal has no row: its
-  /// commit time, for versioned observers, is when this instance applies it.
-  override package func receiveRemoval(version removal: Int64, onMainActor: Bool) -> CommitEffect {
-    guard removal > version else { return .none }
-    commitTimes.record(removal, writtenAt: Date())
-    return advance(to: defaultValue, version: removal, onMainActor: onMainActor)
-  }
 }

@@ -29,6 +29,18 @@ package final class ChildProcess: @unchecked Sendable {
     return bundle.pathExtension == "xctest" ? bundle.deletingLastPathComponent() : bundle
   }
 
+  /// The path of the program `name` built beside the tests — or, when this build left it out
+  /// (`PLD_SANITIZER_WITHOUT_TOOLS=1`: the sanitizer pass builds neither `pld-tool` nor `pld-flags`), the
+  /// one in the folder `PLD_TOOLS_FOLDER` names (the plain build's). A program is a process of its own:
+  /// the sanitizer checks this one.
+  package static func product(_ name: String) -> String {
+    let local = productsFolder.appendingPathComponent(name).path
+    guard !FileManager.default.fileExists(atPath: local),
+      let folder = ProcessInfo.processInfo.environment["PLD_TOOLS_FOLDER"], !folder.isEmpty
+    else { return local }
+    return URL(fileURLWithPath: folder).appendingPathComponent(name).path
+  }
+
   /// Starts `executable arguments…` with its standard output on a pipe this object reads; with
   /// `mergingStandardError`, its standard error goes to the same pipe, else to a file
   /// ``standardError`` reads. `environment` adds to (or overrides) this process's environment.

@@ -7,7 +7,7 @@ import Testing
 /// stops it cleanly; a restart resumes after the last audited version.
 @Suite(.ownThread) struct AuditDaemonTests {
   private var daemon: String { ChildProcess.productsFolder.appendingPathComponent("pld-audit").path }
-  private var tool: String { ChildProcess.productsFolder.appendingPathComponent("pld-tool").path }
+  private var tool: String { ChildProcess.product("pld-tool") }
 
   /// Reads lines until one satisfies `condition`; the child is killed if that takes over 30 s.
   private func readLines(of child: ChildProcess, until condition: (String) -> Bool) -> [String] {

@@ -12,7 +12,7 @@ import Testing
   /// a wait on the cooperative pool would hold one of its two threads meanwhile).
   private func tool(_ arguments: String...) async throws {
     let child = try ChildProcess(
-      ChildProcess.productsFolder.appendingPathComponent("pld-tool").path, arguments,
+      ChildProcess.product("pld-tool"), arguments,
       mergingStandardError: true)
     let (lines, _) = await child.finish(within: .seconds(300))
     #expect(child.exitCode == 0, "pld-tool \(arguments): \(lines)")

@@ -43,7 +43,7 @@ import Testing
 
   @MainActor
   @Test func pldToolSetReachesTheObserversOfARunningProcess() async throws {
-    let tool = ChildProcess.productsFolder.appendingPathComponent("pld-tool").path
+    let tool = ChildProcess.product("pld-tool")
     try #require(FileManager.default.isExecutableFile(atPath: tool), "pld-tool is built with the tests")
     let folder = try TemporaryDirectory()
     let path = folder.path("service.db")

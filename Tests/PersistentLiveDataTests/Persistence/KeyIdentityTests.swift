@@ -115,7 +115,7 @@ import Testing
 
   private func tool(_ arguments: [String]) throws -> String {
     let child = try ChildProcess(
-      ChildProcess.productsFolder.appendingPathComponent("pld-tool").path, arguments)
+      ChildProcess.product("pld-tool"), arguments)
     child.wait()
     let lines = child.readAllLines()
     #expect(child.exitCode == 0, "pld-tool \(arguments): \(lines)")

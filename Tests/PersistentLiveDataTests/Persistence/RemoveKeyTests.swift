@@ -78,7 +78,7 @@ import Testing
     let count = try store.liveData("counter", default: 0)
     for value in 1...3 { try count.set(value) }
     let tool = try ChildProcess(
-      ChildProcess.productsFolder.appendingPathComponent("pld-tool").path, ["delete", path, "counter"],
+      ChildProcess.product("pld-tool"), ["delete", path, "counter"],
       mergingStandardError: true)
     tool.wait()
     #expect(tool.exitCode == 0, "\(tool.readAllLines())")

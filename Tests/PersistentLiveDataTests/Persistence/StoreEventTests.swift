@@ -16,7 +16,7 @@ import Testing
     var second = store.events().makeAsyncIterator()
     // Another process writes a value of the wrong shape.
     let tool = try ChildProcess(
-      ChildProcess.productsFolder.appendingPathComponent("pld-tool").path,
+      ChildProcess.product("pld-tool"),
       ["set", path, "count", #""not a number""#], mergingStandardError: true)
     tool.wait()
     #expect(tool.exitCode == 0, "\(tool.readAllLines())")
@@ -54,7 +54,7 @@ import Testing
     var events = store.events().makeAsyncIterator()
     func tool(_ arguments: String...) throws {
       let child = try ChildProcess(
-        ChildProcess.productsFolder.appendingPathComponent("pld-tool").path, ["set", path] + arguments,
+        ChildProcess.product("pld-tool"), ["set", path] + arguments,
         mergingStandardError: true)
       child.wait()
       #expect(child.exitCode == 0, "\(child.readAllLines())")

@@ -256,7 +256,7 @@ extension Persistence {
 
     @MainActor
     @Test func versionedObserversReceiveTheAttributionOfEachVersion() async throws {
-      let tool = ChildProcess.productsFolder.appendingPathComponent("pld-tool").path
+      let tool = ChildProcess.product("pld-tool")
       let folder = try TemporaryDirectory("attribution")
       let path = folder.path("store.db")
       do {
@@ -302,7 +302,7 @@ extension Persistence {
 
     @MainActor
     @Test func anotherProcessesWriteComesBackWithItsAttribution() async throws {
-      let tool = ChildProcess.productsFolder.appendingPathComponent("pld-tool").path
+      let tool = ChildProcess.product("pld-tool")
       try #require(FileManager.default.isExecutableFile(atPath: tool), "pld-tool is built with the tests")
       let folder = try TemporaryDirectory("attribution")
       let path = folder.path("shared.db")

@@ -69,7 +69,7 @@ extension Reliability {
     /// refusal, which must be the inspector's sentence.
     static func binaryVerdict(_ path: String, inspector: (verdict: String, message: String?)) throws -> String
     {
-      let tool = ChildProcess.productsFolder.appendingPathComponent("pld-tool").path
+      let tool = ChildProcess.product("pld-tool")
       try #require(FileManager.default.isExecutableFile(atPath: tool), "pld-tool is built with the tests")
       let run = try ChildProcess(tool, ["inspect", "--json", path], mergingStandardError: true)
       let output = run.readAllLines().joined(separator: "\n")
