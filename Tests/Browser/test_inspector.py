@@ -289,6 +289,52 @@ class InspectorTests(unittest.TestCase):
         self.assertTrue(self.driver.execute_script("return window.__sameDocument === true"))
         self.assertEqual(self.row("theme").find_element(By.CSS_SELECTOR, ".cell.key").text, "theme")
 
+    def test_keys_are_grouped_by_their_slash_prefix_with_counts(self):
+        path = self.store([("todo/1", {"t": "milk"}), ("todo/2", {"t": "bread"}), ("todo/a/b", 1), ("plain", 1),
+                           ("todos", 2), ("account/7/sessions/x", 3)])
+        server = self.serve(path)
+        self.open(server)
+
+        def groups():
+            return [(g.get_attribute("data-group"), g.find_element(By.CSS_SELECTOR, ".count").text)
+                    for g in self.driver.find_elements(By.CSS_SELECTOR, "#keys .group") if g.is_displayed()]
+
+        def visible():
+            return [r.get_attribute("data-key") for r in self.driver.find_elements(By.CSS_SELECTOR, "#keys .row")
+                    if r.is_displayed()]
+
+        self.assertEqual(groups(), [("account/", "1 key"), ("todo/", "3 keys")])
+        # Each header comes right before its keys, in the byte order of the list.
+        children = self.driver.execute_script(
+            "return Array.from(document.getElementById('keys').children).map(n => n.dataset.group || n.dataset.key)")
+        self.assertEqual(children, ["account/", "account/7/sessions/x", "plain", "todo/", "todo/1", "todo/2",
+                                    "todo/a/b", "todos"])
+        # A click closes the group: its keys go, the others stay; another click opens it.
+        self.driver.find_element(By.CSS_SELECTOR, '#keys .group[data-group="todo/"]').click()
+        self.assertEqual(visible(), ["account/7/sessions/x", "plain", "todos"])
+        # A key written meanwhile joins its group (closed: counted, not shown); a removed one leaves it.
+        tool("set", path, "todo/3", '{"t": "eggs"}')
+        tool("delete", path, "todo/1")
+        wait_until(lambda: ("todo/", "3 keys") in groups() and "todo/1" not in [
+            r.get_attribute("data-key") for r in self.driver.find_elements(By.CSS_SELECTOR, "#keys .row")],
+            message="the group's count")
+        self.assertEqual(visible(), ["account/7/sessions/x", "plain", "todos"])
+        self.driver.find_element(By.CSS_SELECTOR, '#keys .group[data-group="todo/"]').click()
+        self.assertEqual(visible(), ["account/7/sessions/x", "plain", "todo/2", "todo/3", "todo/a/b", "todos"])
+        # A new group appears with its first key, before it; the last key's removal takes it away.
+        tool("set", path, "cart/1", "1")
+        wait_until(lambda: ("cart/", "1 key") in groups(), message="the new group")
+        children = self.driver.execute_script(
+            "return Array.from(document.getElementById('keys').children).map(n => n.dataset.group || n.dataset.key)")
+        self.assertEqual(children[:4], ["account/", "account/7/sessions/x", "cart/", "cart/1"])
+        tool("delete", path, "account/7/sessions/x")
+        wait_until(lambda: [g for g, _ in groups()] == ["cart/", "todo/"], message="the emptied group to go")
+        # The filter finds keys in any group, and hides the groups without a match.
+        filter_box = self.driver.find_element(By.ID, "filter")
+        filter_box.send_keys("todo/3")
+        self.assertEqual(visible(), ["todo/3"])
+        self.assertEqual([g for g, _ in groups()], ["todo/"])
+
     def test_a_stalled_server_catches_up(self):
         path = self.sample()
         server = self.serve(path)

@@ -159,6 +159,21 @@ struct SharedCollectionTests {
     await a.shutDown()
   }
 
+  @Test func aMemberTooLongForANotificationArrivesThroughTheCatchUp() async throws {
+    let fixture = try await SharedFixture()
+    var options = PostgresStoreOptions()
+    options.catchUpInterval = .milliseconds(200)
+    let a = fixture.replica(options: options)
+    let b = fixture.replica()
+    let onA = try await a.store.collection("docs", of: Int.self)
+    // Notified by its hash only (over 7,900 bytes), which replica a never saw: the catch-up reads keys.
+    let long = String(repeating: "p", count: 9_000)
+    try await b.store.collection("docs", of: Int.self).set(7, for: long)
+    #expect(await eventually { onA[long] == 7 })
+    await a.shutDown()
+    await b.shutDown()
+  }
+
   @MainActor
   @Test func aTransactionOfMembersAndAPlainKeyIsOneCollectionVersion() async throws {
     let fixture = try await SharedFixture()

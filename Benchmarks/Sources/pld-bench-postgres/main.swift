@@ -10,6 +10,8 @@ import PostgresNIO
 //    insert, NOTIFY, one transaction), interleaved rounds on the same client.
 // 2. Replica to replica: a write on replica A until the observer on replica B is called (main actor).
 // 3. A server restart: time until replica B holds what replica A wrote after the restart.
+// 4. Collections: a member's set on A (against raw postgres-nio) and a member written on A until B's
+//    collection observer runs, with 10 and 100,000 members: both must stay flat.
 //
 // The server is a throwaway one started here (PostgreSQL installed), or PLD_POSTGRES_URL (no restart
 // then). `--quick` runs a few iterations only, to check that it works.
@@ -148,6 +150,9 @@ func run() async throws {
   print("|---|---|---|")
   print("| \(format(latency.p50)) | \(format(latency.p99)) | \(format(latency.mean)) |\n")
 
+  // 4. Collections: the cost of a member's write and of another replica's change, at two sizes.
+  try await collections(a: a, b: b, clock: clock)
+
   // 3. A server restart.
   if server.isOwned {
     var catchUps: [Duration] = []
@@ -187,6 +192,77 @@ func run() async throws {
   }
   await a.stop()
   await b.stop()
+}
+
+/// Section 4: collections of 10 and 100,000 members (filled by one statement each), a member's `set` on
+/// A interleaved with raw writes, then a member written on A until B's collection observer has it.
+@MainActor
+func collections(a: Replica, b: Replica, clock: ContinuousClock) async throws {
+  print("## Collections (member writes on A; a member written on A until B's collection observer runs)\n")
+  print("| members | B opens ms | set p50 ms | raw p50 ms | set / raw | A→B p50 ms | A→B p99 ms |")
+  print("|---|---|---|---|---|---|---|")
+  for size in quick ? [10, 2_000] : [10, 100_000] {
+    let name = "c\(size)"
+    let key = "'\(name)/m-' || i"
+    _ = try await a.client.query(
+      PostgresQuery(
+        unsafeSQL: """
+          INSERT INTO pld_heads (key_hash, key, version)
+          SELECT encode(sha256(convert_to(\(key), 'UTF8')), 'hex'), \(key), 1 FROM generate_series(0, \(size - 1)) i
+          """))
+    _ = try await a.client.query(
+      PostgresQuery(
+        unsafeSQL: """
+          INSERT INTO pld_values (key_hash, version, payload)
+          SELECT encode(sha256(convert_to(\(key), 'UTF8')), 'hex'), 1, i::text FROM generate_series(0, \(size - 1)) i
+          """))
+    let opening = clock.now
+    let onB = try await b.store.collection(name, of: Int.self)
+    let opened = clock.now - opening
+    let onA = try await a.store.collection(name, of: Int.self)
+    precondition(onB.value.count == size && onA.value.count == size, "the collection holds its members")
+    var sets: [Duration] = []
+    var raws: [Duration] = []
+    let perRound = quick ? 20 : 200
+    for round in 0..<(quick ? 2 : 5) {
+      for index in 0..<perRound {
+        let started = clock.now
+        try await onA.set(round * perRound + index, for: "m-\(index % size)")
+        sets.append(clock.now - started)
+      }
+      for _ in 0..<perRound {
+        let started = clock.now
+        _ = try await rawSet(client: a.client, key: "raw-\(name)", payload: "1")
+        raws.append(clock.now - started)
+      }
+    }
+    let (arrivalStream, arrivalSink) = AsyncStream<(Int, ContinuousClock.Instant)>.makeStream()
+    let observer = onB.observeForever(receiveCurrent: false) { members in
+      if let value = members["m-1"] { arrivalSink.yield((value, clock.now)) }
+    }
+    var arrivals = arrivalStream.makeAsyncIterator()
+    var latencies: [Duration] = []
+    for index in 0..<(quick ? 50 : 1_000) {
+      let marker = 1_000_000 + index
+      let started = clock.now
+      try await onA.set(marker, for: "m-1")
+      while let (value, arrived) = await arrivals.next() {
+        if value == marker {
+          latencies.append(arrived - started)
+          break
+        }
+      }
+      try await Task.sleep(for: .milliseconds(1))
+    }
+    observer.cancel()
+    let set = summary(sets)
+    let raw = summary(raws)
+    let latency = summary(latencies)
+    print(
+      "| \(size) | \(format(summary([opened]).p50)) | \(format(set.p50)) | \(format(raw.p50)) "
+        + "| \(format(set.p50 / raw.p50))× | \(format(latency.p50)) | \(format(latency.p99)) |")
+  }
+  print("")
 }
 
 /// What a program would write itself with postgres-nio: the same statement the store sends.

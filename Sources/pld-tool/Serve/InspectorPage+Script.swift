@@ -15,6 +15,7 @@ extension InspectorPage {
       const encoder = new TextEncoder();
       const rows = new Map();    // key -> tr
       const summaries = new Map();  // key -> summary
+      const groups = new Map();  // "prefix/" -> { header, count, collapsed }: the keys under a "/" prefix
       let order = [];            // keys, in UTF-8 byte order
       let selected = null;       // the key whose row is selected
       let opened = null;         // the key whose timeline is shown
@@ -50,6 +51,14 @@ extension InspectorPage {
       }
       function orDash(v) { return v === null || v === undefined || v === "" ? "\u2013" : v; }
       function matches(key) { return !filterText || key.toLowerCase().includes(filterText); }
+      // The group of a key: its part up to the first "/" (a collection's members: "todo/1" is in "todo/").
+      function groupOf(key) { const i = key.indexOf("/"); return i > 0 && i < key.length - 1 ? key.slice(0, i + 1) : null; }
+      // Shown: it matches the filter, and its group is open (a filter shows matches of closed groups too).
+      function isShown(key) {
+        if (!matches(key)) return false;
+        const g = groups.get(groupOf(key));
+        return !(g && g.collapsed && !filterText);
+      }
 
       // MARK: the keys table
 
@@ -77,9 +86,33 @@ extension InspectorPage {
           tr.append(cell);
         }
         fillRow(tr, s);
-        if (!matches(s.key)) tr.hidden = true;
+        if (!isShown(s.key)) tr.hidden = true;
         if (s.key === selected) tr.classList.add("selected");
         return tr;
+      }
+      // MARK: groups of keys under a "/" prefix, each with its count, closed and opened by a click
+
+      function makeGroup(prefix) {
+        const header = el("div", "group");
+        header.setAttribute("role", "row");
+        header.dataset.group = prefix;
+        header.append(el("span", "twisty"), el("span", "cell key", prefix), el("span", "muted count"));
+        const g = { header: header, count: 0, collapsed: false };
+        groups.set(prefix, g);
+        return g;
+      }
+      function updateGroup(g) {
+        g.header.children[0].textContent = g.collapsed ? "\u25B8" : "\u25BE";
+        g.header.children[2].textContent = g.count + (g.count === 1 ? " key" : " keys");
+        g.header.setAttribute("aria-expanded", String(!g.collapsed));
+      }
+      function toggleGroup(prefix) {
+        const g = groups.get(prefix);
+        if (!g) return;
+        g.collapsed = !g.collapsed;
+        updateGroup(g);
+        for (const [key, tr] of rows) if (groupOf(key) === prefix) tr.hidden = !isShown(key);
+        if (selected !== null && groupOf(selected) === prefix && g.collapsed) select(null, false);
       }
       function updateCount() {
         const shown = filterText ? order.filter(matches).length : order.length;
@@ -87,7 +120,8 @@ extension InspectorPage {
       }
       // Renders `list` (sorted summaries) as the whole table: the first screenful at once, the rest in chunks.
       function renderAll(list) {
-        rows.clear(); summaries.clear();
+        const closed = new Set(Array.from(groups.values()).filter((g) => g.collapsed).map((g) => g.header.dataset.group));
+        rows.clear(); summaries.clear(); groups.clear();
         order = list.map((s) => s.key);
         tbody.textContent = "";
         let index = 0;
@@ -96,6 +130,14 @@ extension InspectorPage {
           const end = Math.min(list.length, index + size);
           for (; index < end; index++) {
             const s = summaries.get(list[index].key) || list[index];
+            const prefix = groupOf(s.key);
+            if (prefix) {
+              // Keys are in byte order: a group's keys are one run, its header goes before the first.
+              let g = groups.get(prefix);
+              if (!g) { g = makeGroup(prefix); g.collapsed = closed.has(prefix); fragment.append(g.header); }
+              g.count++;
+              updateGroup(g);
+            }
             const tr = makeRow(s);
             rows.set(s.key, tr);
             fragment.append(tr);
@@ -119,11 +161,19 @@ extension InspectorPage {
           let lo = 0, hi = order.length;
           while (lo < hi) { const mid = (lo + hi) >> 1; if (compareKeys(order[mid], s.key) < 0) lo = mid + 1; else hi = mid; }
           order.splice(lo, 0, s.key);
+          const prefix = groupOf(s.key);
+          let g = prefix ? groups.get(prefix) : null;
+          const created = prefix !== null && !g;
+          if (created) g = makeGroup(prefix);
+          if (g) { g.count++; updateGroup(g); }
           tr = makeRow(s);
           rows.set(s.key, tr);
-          let next = null;
-          for (let i = lo + 1; i < order.length && !next; i++) next = rows.get(order[i]) || null;
+          let next = null, nextKey = null;
+          for (let i = lo + 1; i < order.length && !next; i++) { next = rows.get(order[i]) || null; nextKey = order[i]; }
+          // The first key of another group follows its group's header.
+          if (next && groupOf(nextKey) !== prefix && groups.has(groupOf(nextKey))) next = groups.get(groupOf(nextKey)).header;
           tbody.insertBefore(tr, next);
+          if (created) tbody.insertBefore(g.header, tr);
           updateCount();
         }
         if (tr) {
@@ -141,12 +191,19 @@ extension InspectorPage {
         const tr = rows.get(key);
         if (tr) tr.remove();
         rows.delete(key);
+        const g = groups.get(groupOf(key));
+        if (g && --g.count === 0) { g.header.remove(); groups.delete(groupOf(key)); } else if (g) updateGroup(g);
         order = order.filter((k) => k !== key);
         updateCount();
       }
       function applyFilter() {
         filterText = filterBox.value.trim().toLowerCase();
-        for (const [key, tr] of rows) tr.hidden = !matches(key);
+        const matching = new Map();
+        for (const [key, tr] of rows) {
+          tr.hidden = !isShown(key);
+          if (matches(key)) { const prefix = groupOf(key); if (prefix) matching.set(prefix, true); }
+        }
+        for (const [prefix, g] of groups) g.header.hidden = !matching.has(prefix);
         updateCount();
       }
 
@@ -167,6 +224,8 @@ extension InspectorPage {
         select(keys[next], true);
       }
       tbody.addEventListener("click", (event) => {
+        const header = event.target.closest(".group");
+        if (header) { toggleGroup(header.dataset.group); return; }
         const tr = event.target.closest(".row");
         if (!tr) return;
         select(tr.dataset.key, false);

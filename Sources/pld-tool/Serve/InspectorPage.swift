@@ -3,7 +3,8 @@ import Foundation
 /// The inspector's page: one self-contained HTML document (style and script inline, allowed by the
 /// response's nonce), nothing loaded from anywhere else.
 ///
-/// The page lists every key (`.row` elements with `data-key` and `data-version`, kept current), shows a
+/// The page lists every key (`.row` elements with `data-key` and `data-version`, kept current) — those
+/// under a `/` prefix after a `.group` header (`data-group`, their count; a click closes it) — shows a
 /// key's timeline (each version's value, attribution and diff to the version before), and follows
 /// `GET /api/events`. Everything from the store is inserted with `textContent`, never as HTML.
 ///
@@ -79,6 +80,13 @@ enum InspectorPage {
     .cell.key { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }
     .cell.num { text-align: right; font-variant-numeric: tabular-nums; }
     .muted { color: var(--muted); }
+    /* A group: the keys under one "/" prefix (a collection's members), with their count; a click closes it. */
+    .group { display: flex; gap: 8px; align-items: center; height: 31px; padding: 0 8px; cursor: pointer;
+      border-bottom: 1px solid var(--line); background: var(--panel); font-weight: 600; }
+    .group[hidden] { display: none; }
+    .group .twisty { width: 12px; color: var(--muted); }
+    .group .cell { padding: 0; }
+    .group .count { font-weight: normal; font-size: 12px; }
     #keys .row { cursor: pointer; }
     #keys .row:hover { background: var(--panel); }
     #keys .row.selected { background: var(--select); }
