@@ -58,6 +58,9 @@ final class SharedDatabase: Sendable {
   let notifier: SharedNotifier
   /// Where the periodic catch-up resumes.
   let changeFeed = SharedChangeFeed()
+  /// Asks the periodic catch-up to look now: a listening session that started (after a reconnect, a
+  /// server restart) does, when collections are live.
+  let lookRequests = ChangeSignal()
   /// What the store reports to swift-metrics and swift-distributed-tracing.
   let instrumentation: StoreInstrumentation
   /// Whether the last attempt to reach the server succeeded (`pld.postgres.reachable`).

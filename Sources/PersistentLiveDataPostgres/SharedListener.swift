@@ -161,6 +161,10 @@ struct SharedListener: Sendable {
             progress.signal()
             let route = ReadRoute.connection(connection)
             try await catchUp(via: route)
+            // Collections are caught up by the change feed's look, which the comparison above does not
+            // do: it runs now rather than at the end of the interval (what changed while no session
+            // listened had no notification here).
+            if !database.collections.isEmpty { database.lookRequests.signal() }
             _ = try await database.bounded("listen") {
               try await connection.query(
                 "SET application_name = '\(unescaped: SharedListener.applicationName)'",
@@ -253,13 +257,25 @@ struct SharedListener: Sendable {
 
   private func catchUpPeriodically() async {
     while !Task.isCancelled {
-      try? await Task.sleep(for: database.options.catchUpInterval)
+      await pause(database.options.catchUpInterval)
       if Task.isCancelled { return }
       do {
         try await catchUpChanges()
       } catch {
         database.logger.debug("Catch-up failed", metadata: ["error": "\(SharedDatabase.describe(error))"])
       }
+    }
+  }
+
+  /// Waits `interval`, or less when a session that started listening asks for a look
+  /// (``SharedDatabase/lookRequests``).
+  private func pause(_ interval: Duration) async {
+    let seen = database.lookRequests.generation
+    await withTaskGroup(of: Void.self) { group in
+      group.addTask { try? await Task.sleep(for: interval) }
+      group.addTask { _ = await database.lookRequests.wait(after: seen) }
+      await group.next()
+      group.cancelAll()
     }
   }
 

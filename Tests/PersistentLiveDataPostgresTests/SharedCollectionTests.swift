@@ -174,6 +174,43 @@ struct SharedCollectionTests {
     await b.shutDown()
   }
 
+  @Test func aKilledListenerLosesNoMemberChange() async throws {
+    let fixture = try await SharedFixture()
+    // No periodic catch-up within the test: only the new session's look can bring what it missed.
+    var options = PostgresStoreOptions()
+    options.catchUpInterval = .seconds(600)
+    let a = fixture.replica(options: options)
+    let b = fixture.replica(listening: false)
+    let onA = try await a.store.collection("todo", of: Int.self)
+    let onB = try await b.store.collection("todo", of: Int.self)
+    try await Listeners.expectListening([a], fixture, "a listens")
+    let reader = onA.changes(since: nil)
+    try await onB.set(1, for: "before")
+    #expect(try await reader.next(1, timeout: .seconds(60)).map(\.id) == ["before"])
+    // The listener's backend is killed; members change while A reconnects, their notifications lost.
+    let killed = try await Listeners.pids(fixture)
+    try await fixture.psql(
+      """
+      SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+      WHERE datname = current_database() AND application_name = 'pld-listener'
+      """)
+    for index in 0..<5 { try await onB.set(index, for: "during-\(index)") }
+    try await onB.remove("before")
+    #expect(
+      try await eventually {
+        let listening = try await Listeners.pids(fixture)
+        return !listening.isEmpty && listening.isDisjoint(with: killed)
+      }, "a new session listens")
+    #expect(
+      await eventually { onA.value == Dictionary(uniqueKeysWithValues: (0..<5).map { ("during-\($0)", $0) }) }
+    )
+    let after = try await reader.next(6, timeout: .seconds(60))
+    #expect(
+      Set(after.map { "\($0.id)@\($0.version)" }) == Set((0..<5).map { "during-\($0)@1" } + ["before@2"]))
+    await a.shutDown()
+    await b.shutDown()
+  }
+
   @MainActor
   @Test func aTransactionOfMembersAndAPlainKeyIsOneCollectionVersion() async throws {
     let fixture = try await SharedFixture()
