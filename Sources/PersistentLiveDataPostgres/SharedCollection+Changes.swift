@@ -143,25 +143,10 @@ actor SharedCollectionChangeReader<Element: Codable & Sendable> {
           let checkpoint = CollectionCheckpoint(
             position: change.position.version * 2 + (change.position.removed ? 1 : 0), after: id,
             snapshot: since, through: through)
-          return try delivery(of: change, id: id, checkpoint: checkpoint)
+          return try collection.collectionChange(
+            of: change.change, id: id, removalAttribution: change.attribution, checkpoint: checkpoint)
         }
       }
-    }
-  }
-
-  /// The change to deliver for one read from a delta.
-  private func delivery(
-    of change: SharedDatabase.DeltaChange, id: String, checkpoint: CollectionCheckpoint
-  ) throws -> CollectionChange<Element> {
-    switch change.change {
-    case .written(let row, _):
-      return CollectionChange(
-        id: id, version: row.version, value: try collection.decoding.decode(row), writtenAt: row.writtenAt,
-        attribution: row.attribution, checkpoint: checkpoint)
-    case .removed(_, let version, let at):
-      return CollectionChange(
-        id: id, version: version, value: nil, writtenAt: at, attribution: change.attribution,
-        checkpoint: checkpoint)
     }
   }
 

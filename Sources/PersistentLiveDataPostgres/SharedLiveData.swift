@@ -263,7 +263,9 @@ public final class SharedLiveData<Value: Codable & Sendable>: StoredLiveData<Val
     var write = SharedWrite(
       key: key, keyHash: keyHash, payload: payload, schemaVersion: decoding.schemaVersion)
     write.attribution = try WriteAttribution.validatedCurrent()
-    write.staged = staged
+    // Only a live collection takes the typed value (without one, nothing is boxed on the write path; a
+    // collection opened meanwhile decodes the row instead).
+    if !database.collections.isEmpty { write.staged = staged }
     return write
   }
 

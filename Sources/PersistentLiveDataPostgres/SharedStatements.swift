@@ -16,7 +16,7 @@ import PostgresNIO
 /// ```
 enum SharedStatements {
   /// Milliseconds since 1970 of `written_at`.
-  private static let milliseconds = "(extract(epoch FROM written_at) * 1000)::bigint"
+  private static let milliseconds = milliseconds(of: "written_at")
 
   /// How a write's heads row gets its version.
   enum Head: String, Sendable {

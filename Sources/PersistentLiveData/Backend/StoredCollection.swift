@@ -174,6 +174,24 @@ open class StoredCollection<Element: Codable & Sendable>: LiveData<[String: Elem
     }
   }
 
+  /// The change `changes(since:)` delivers for `change` of the member `id`: its value decoded, or nil for
+  /// a removal (whose attribution comes beside it: a removal has no row).
+  package func collectionChange(
+    of change: MemberChange, id: String, removalAttribution: WriteAttribution?,
+    checkpoint: CollectionCheckpoint
+  ) throws -> CollectionChange<Element> {
+    switch change {
+    case .written(let row, _):
+      return CollectionChange(
+        id: id, version: row.version, value: try decoding.decode(row), writtenAt: row.writtenAt,
+        attribution: row.attribution, checkpoint: checkpoint)
+    case .removed(_, let version, let at):
+      return CollectionChange(
+        id: id, version: version, value: nil, writtenAt: at, attribution: removalAttribution,
+        checkpoint: checkpoint)
+    }
+  }
+
   /// The member ids whose newest state in memory is a value, with their versions: what a backend that
   /// cannot tell which members changed compares with the store.
   package var memberStates: [StoreKey: Int64] {

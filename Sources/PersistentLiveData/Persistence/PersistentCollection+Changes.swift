@@ -165,15 +165,7 @@ actor CollectionChangeReader<Element: Codable & Sendable> {
     -> CollectionChange<Element>?
   {
     guard let change = logged.change, let id = collection.id(of: change.key) else { return nil }
-    switch change {
-    case .written(let row, _):
-      return CollectionChange(
-        id: id, version: row.version, value: try collection.decoding.decode(row), writtenAt: row.writtenAt,
-        attribution: row.attribution, checkpoint: checkpoint)
-    case .removed(_, let version, let at):
-      return CollectionChange(
-        id: id, version: version, value: nil, writtenAt: at, attribution: logged.attribution,
-        checkpoint: checkpoint)
-    }
+    return try collection.collectionChange(
+      of: change, id: id, removalAttribution: logged.attribution, checkpoint: checkpoint)
   }
 }

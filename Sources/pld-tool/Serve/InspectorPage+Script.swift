@@ -90,30 +90,7 @@ extension InspectorPage {
         if (s.key === selected) tr.classList.add("selected");
         return tr;
       }
-      // MARK: groups of keys under a "/" prefix, each with its count, closed and opened by a click
-
-      function makeGroup(prefix) {
-        const header = el("div", "group");
-        header.setAttribute("role", "row");
-        header.dataset.group = prefix;
-        header.append(el("span", "twisty"), el("span", "cell key", prefix), el("span", "muted count"));
-        const g = { header: header, count: 0, collapsed: false };
-        groups.set(prefix, g);
-        return g;
-      }
-      function updateGroup(g) {
-        g.header.children[0].textContent = g.collapsed ? "\u25B8" : "\u25BE";
-        g.header.children[2].textContent = g.count + (g.count === 1 ? " key" : " keys");
-        g.header.setAttribute("aria-expanded", String(!g.collapsed));
-      }
-      function toggleGroup(prefix) {
-        const g = groups.get(prefix);
-        if (!g) return;
-        g.collapsed = !g.collapsed;
-        updateGroup(g);
-        for (const [key, tr] of rows) if (groupOf(key) === prefix) tr.hidden = !isShown(key);
-        if (selected !== null && groupOf(selected) === prefix && g.collapsed) select(null, false);
-      }
+      \#(keyGroupsScript)
       function updateCount() {
         const shown = filterText ? order.filter(matches).length : order.length;
         countLabel.textContent = filterText ? shown + " of " + order.length + " keys" : order.length + " keys";
