@@ -141,10 +141,9 @@ public final class PostgresStore: Service, Sendable {
       // The server's answer, when it comes, replaces the cached version (never with an older one).
       Task {
         do {
-          if let newest = try await pending.value {
-            live.receive(newest, onMainActor: false).notifyObservers()
-          }
+          let effect = try await pending.value.map { live.receive($0, onMainActor: false) }
           live.confirm()
+          effect?.notifyObservers()
         } catch {
           // The listener's catch-up confirms the key once the server answers.
         }

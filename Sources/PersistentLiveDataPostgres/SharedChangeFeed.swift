@@ -30,6 +30,8 @@ final class SharedChangeFeed: Sendable {
     var horizon: Int64 = 0
     /// The lowest horizon a new live value or collection asked for since the last look ended.
     var lowestSinceBegin: Int64 = .max
+    /// The lowest of those that was a server snapshot's horizon (not 0).
+    var lowestKnownSinceBegin: Int64 = .max
   }
 
   private let state = Locked(State())
@@ -37,18 +39,27 @@ final class SharedChangeFeed: Sendable {
   /// The horizon the next look starts from; 0 when it must compare every live key.
   var horizon: Int64 { state.withLock { $0.horizon } }
 
+  /// The lowest server horizon a new live value or collection asked for since the last look ended; nil
+  /// when none did. Before the first look it is the only horizon known: a collection's open read it
+  /// from the server.
+  var lowered: Int64? {
+    state.withLock { $0.lowestKnownSinceBegin == .max ? nil : $0.lowestKnownSinceBegin }
+  }
+
   /// Starts a look (one at a time); returns where it starts.
   func begin() -> Int64 {
     state.withLock { $0.horizon }
   }
 
   /// Ends a look that brought every live key up to its snapshot, whose xmin was `horizon`. A horizon
-  /// asked for since the last look ended is kept: a collection opened before a look that compared live
-  /// keys only (the first one) is caught up by the next.
+  /// asked for since the look began is kept: what became live during the look is caught up by the next.
+  /// When that is 0 (a key became live before any look), the server horizons asked for are kept too:
+  /// the next look compares every live key and reads collections from there.
   func end(horizon: Int64) {
     state.withLock { state in
       state.horizon = min(horizon, state.lowestSinceBegin)
       state.lowestSinceBegin = .max
+      if state.horizon > 0 { state.lowestKnownSinceBegin = .max }
     }
   }
 
@@ -57,6 +68,7 @@ final class SharedChangeFeed: Sendable {
     state.withLock { state in
       state.horizon = min(state.horizon, horizon)
       state.lowestSinceBegin = min(state.lowestSinceBegin, horizon)
+      if horizon > 0 { state.lowestKnownSinceBegin = min(state.lowestKnownSinceBegin, horizon) }
     }
   }
 }

@@ -225,7 +225,10 @@ extension SharedDatabase {
   /// Moves the live value of `key` and the collections that hold it to `state`, read from the server;
   /// returns whom to notify.
   func receive(_ state: StoredKeyState, of key: String, onMainActor: Bool = false) -> CommitEffect {
-    var effect = registry.instance(for: key).map { state.apply(to: $0, onMainActor: onMainActor) } ?? .none
+    let instance = registry.instance(for: key)
+    var effect = instance.map { state.apply(to: $0, onMainActor: onMainActor) } ?? .none
+    // The server answered for the key: it is confirmed before anyone hears of the version it brought.
+    (instance as? any SharedStaleness)?.confirm()
     if !collections.isEmpty, let change = state.memberChange(key: key, at: Date()) {
       effect.merge(collections.apply([change], onMainActor: onMainActor))
     }

@@ -294,16 +294,28 @@ struct SharedListener: Sendable {
       // A snapshot taken before the comparison's: whatever the comparison missed, it did not see.
       let horizon = try await database.horizon(via: route)
       try await catchUpLiveKeys(via: route)
+      // The comparison reads live keys only. A collection opened before this first look lowered the feed
+      // to its own read's snapshot: what changed since then is read as a later look would.
+      if let opened = feed.lowered, !database.collections.isEmpty {
+        _ = try await bringUpChanged(since: opened, via: route)
+      }
       feed.end(horizon: horizon)
       return
     }
     database.changeSignal.signal()
+    let horizon = try await bringUpChanged(since: since, via: route)
+    try await confirmStaleKeys(via: route)
+    feed.end(horizon: horizon)
+  }
+
+  /// Reads every key written or removed by a transaction with an id of at least `since` that a live
+  /// value or collection here is behind on; returns the horizon of the snapshot that found them.
+  private func bringUpChanged(since: Int64, via route: ReadRoute) async throws -> Int64 {
     let (horizon, heads) = try await database.changedHeads(since: since, via: route)
     for (key, version) in heads.values where isBehind(key, version) {
       try await bringUp(key, via: route)
     }
-    try await confirmStaleKeys(via: route)
-    feed.end(horizon: horizon)
+    return horizon
   }
 
   /// Compares the live keys that started from the local cache and were not confirmed since with the
@@ -380,7 +392,6 @@ struct SharedListener: Sendable {
     let state = try await database.latestState(key: key, via: route)
     database.receive(state, of: key).notifyObservers()
     guard let instance = database.registry.instance(for: key) else { return }
-    (instance as? any SharedStaleness)?.confirm()
     // A version this replica cannot decode is logged once, not at every catch-up.
     if case .row(let row) = state, instance.version < row.version {
       database.noteUndecodable(key: key, version: row.version)

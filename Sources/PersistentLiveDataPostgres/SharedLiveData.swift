@@ -119,14 +119,14 @@ public final class SharedLiveData<Value: Codable & Sendable>: StoredLiveData<Val
       case .removed(let version):
         // Removed meanwhile: the update goes on from the default, above the removal's version.
         database.receive(.removed(version: version), of: key, onMainActor: onMainActor).notifyObservers()
-        confirm()
         continue
       case .never: continue
       }
       let newest = try decoding.reload(row, current: value)
       commitTimes.record(row.version, milliseconds: row.writtenAtMilliseconds, attribution: row.attribution)
-      advance(to: newest, version: row.version, onMainActor: onMainActor).notifyObservers()
+      let effect = advance(to: newest, version: row.version, onMainActor: onMainActor)
       confirm()
+      effect.notifyObservers()
     }
   }
 

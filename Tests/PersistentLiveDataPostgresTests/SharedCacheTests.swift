@@ -108,6 +108,11 @@ struct SharedCacheTests {
       let changes = Task {
         await FailureHelpers.collect(limits.changes(since: 2), count: 4, within: .seconds(60))
       }
+      // A version the server brought is heard of with the key confirmed, never still stale.
+      let staleWhenHeard = Recorder<Bool>()
+      let staleness = await MainActor.run {
+        limits.observeForever(receiveCurrent: false) { _ in staleWhenHeard.append(limits.isStale) }
+      }
 
       try await FailureHelpers.blocking { try server.unsuspend() }
       let resumed = ContinuousClock.now
@@ -127,7 +132,11 @@ struct SharedCacheTests {
       #expect(await eventually(.seconds(10)) { observed.all.last == 6 }, "\(observed.all)")
       let seen = observed.all
       #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 < $1 }, "memory never moves back: \(seen)")
-      await MainActor.run { observer.cancel() }
+      await MainActor.run {
+        observer.cancel()
+        staleness.cancel()
+      }
+      #expect(!staleWhenHeard.all.isEmpty && !staleWhenHeard.all.contains(true), "\(staleWhenHeard.all)")
 
       replica.store.closeLocalCache()
       #expect(try CacheHelpers.cachedVersions(cachePath, key: "limits").first == 6, "the cache follows")

@@ -181,9 +181,11 @@ struct SharedCollectionTests {
     options.catchUpInterval = .seconds(600)
     let a = fixture.replica(options: options)
     let b = fixture.replica(listening: false)
+    // A listens before the collection opens: its first session asked for no look, so the one that the
+    // new session asks for is A's first (which compares live keys, and must read collections too).
+    try await Listeners.expectListening([a], fixture, "a listens")
     let onA = try await a.store.collection("todo", of: Int.self)
     let onB = try await b.store.collection("todo", of: Int.self)
-    try await Listeners.expectListening([a], fixture, "a listens")
     let reader = onA.changes(since: nil)
     try await onB.set(1, for: "before")
     #expect(try await reader.next(1, timeout: .seconds(60)).map(\.id) == ["before"])
