@@ -45,116 +45,56 @@ extension SharedCollection {
   }
 }
 
-/// The state of one ``SharedCollection/changes(since:)`` sequence.
-///
-/// Phases: a *listing* delivers the members above an id as they were in a snapshot `S` (each one's
-/// newest row visible in `S`); then *steps* each deliver the *delta* between two snapshots — the rows
-/// and removals of the collection's keys whose writing transaction `S` did not see and the next snapshot
-/// `T` did — in (key, version, write before removal) order, page by page; between steps it *waits* for
-/// this replica to hear of a commit. A checkpoint records the phase: `(S, after: id)` in a listing,
-/// `(S, through: T, after: id, position)` within a step, `(S)` between steps. Each change is delivered
-/// once: a listing delivers the state in `S`, and the steps everything `S` did not see.
+/// The state of one ``SharedCollection/changes(since:)`` sequence: a ``SharedPrefixReader`` over the
+/// collection's keys, started where the checkpoint says, whose rows become typed changes with their
+/// checkpoints.
 actor SharedCollectionChangeReader<Element: Codable & Sendable> {
-  private enum Phase {
-    case start(CollectionCheckpoint?)
-    case listing(snapshot: String, after: String)
-    /// Every change `since` saw was delivered; `generation` is the change signal's when the last snapshot
-    /// was taken (nil: look at once).
-    case waiting(since: String, generation: UInt64?)
-    /// `generation` as for waiting, for the wait after the step.
-    case delta(since: String, through: String, generation: UInt64?, after: SharedStatements.DeltaPosition?)
-  }
-
   private let collection: SharedCollection<Element>
-  private var phase: Phase
-  /// The rest of the page of a listing, and of a step.
-  private var listed: ArraySlice<StoredRow> = []
-  private var stepped: ArraySlice<SharedDatabase.DeltaChange> = []
-
-  static var pageSize: Int { 256 }
+  private var checkpoint: CollectionCheckpoint?
+  private var reader: SharedPrefixReader?
 
   init(collection: SharedCollection<Element>, from checkpoint: CollectionCheckpoint?) {
     self.collection = collection
-    phase = .start(checkpoint)
+    self.checkpoint = checkpoint
   }
 
   func next() async throws -> CollectionChange<Element>? {
     let database = collection.database
     let prefix = collection.prefix
-    while true {
-      if Task.isCancelled { return nil }
-      switch phase {
-      case .start(let checkpoint):
-        guard
-          let current = try await database.retryingWhileUnavailable({ try await database.currentSnapshot() })
-        else { return nil }
-        phase = try Self.phase(resuming: checkpoint, current: current, name: collection.name, prefix: prefix)
-      case .listing(let snapshot, let after):
-        if listed.isEmpty {
-          guard
-            let rows = try await database.retryingWhileUnavailable({
-              try await database.memberRows(
-                prefix: prefix, asOf: snapshot, after: prefix + after, limit: Self.pageSize)
-            })
-          else { return nil }
-          guard !rows.isEmpty else {
-            phase = .waiting(since: snapshot, generation: nil)
-            continue
-          }
-          listed = rows[...]
-        }
-        while let row = listed.popFirst() {
-          guard let id = collection.id(of: row.key) else { continue }
-          phase = .listing(snapshot: snapshot, after: id)
-          return CollectionChange(
-            id: id, version: row.version, value: try collection.decoding.decode(row),
-            writtenAt: row.writtenAt,
-            attribution: row.attribution,
-            checkpoint: CollectionCheckpoint(position: 0, after: id, snapshot: snapshot))
-        }
-      case .waiting(let since, let generation):
-        if let generation, !(await database.changeSignal.wait(after: generation)) { return nil }
-        // Noted before the snapshot: a commit it does not see wakes the next wait at once.
-        let noted = database.changeSignal.generation
-        guard
-          let through = try await database.retryingWhileUnavailable({ try await database.currentSnapshot() })
-        else { return nil }
-        phase =
-          through == since
-          ? .waiting(since: since, generation: noted)
-          : .delta(since: since, through: through, generation: noted, after: nil)
-      case .delta(let since, let through, let generation, let after):
-        if stepped.isEmpty {
-          guard
-            let changes = try await database.retryingWhileUnavailable({
-              try await database.delta(
-                prefix: prefix, since: since, through: through, after: after, limit: Self.pageSize)
-            })
-          else { return nil }
-          guard !changes.isEmpty else {
-            phase = .waiting(since: through, generation: generation)
-            continue
-          }
-          stepped = changes[...]
-        }
-        while let change = stepped.popFirst() {
-          phase = .delta(since: since, through: through, generation: generation, after: change.position)
-          guard let id = collection.id(of: change.position.key) else { continue }
-          let checkpoint = CollectionCheckpoint(
-            position: change.position.version * 2 + (change.position.removed ? 1 : 0), after: id,
-            snapshot: since, through: through)
-          return try collection.collectionChange(
-            of: change.change, id: id, removalAttribution: change.attribution, checkpoint: checkpoint)
-        }
+    if reader == nil {
+      guard
+        let current = try await database.retryingWhileUnavailable({ try await database.currentSnapshot() })
+      else { return nil }
+      let start = try Self.phase(
+        resuming: checkpoint, current: current, name: collection.name, prefix: prefix)
+      reader = SharedPrefixReader(database: database, prefix: prefix, from: start)
+    }
+    while let item = try await reader?.next() {
+      switch item {
+      case .listed(let row, let snapshot):
+        guard let id = collection.id(of: row.key) else { continue }
+        return CollectionChange(
+          id: id, version: row.version, value: try collection.decoding.decode(row),
+          writtenAt: row.writtenAt,
+          attribution: row.attribution,
+          checkpoint: CollectionCheckpoint(position: 0, after: id, snapshot: snapshot))
+      case .changed(let change, let since, let through):
+        guard let id = collection.id(of: change.position.key) else { continue }
+        let checkpoint = CollectionCheckpoint(
+          position: change.position.version * 2 + (change.position.removed ? 1 : 0), after: id,
+          snapshot: since, through: through)
+        return try collection.collectionChange(
+          of: change.change, id: id, removalAttribution: change.attribution, checkpoint: checkpoint)
       }
     }
+    return nil
   }
 
   /// Where a checkpoint resumes, given the server's `current` snapshot.
   private static func phase(
     resuming checkpoint: CollectionCheckpoint?, current: String, name: String, prefix: String
-  ) throws -> Phase {
-    guard let checkpoint else { return .listing(snapshot: current, after: "") }
+  ) throws -> SharedPrefixReader.Phase {
+    guard let checkpoint else { return .listing(snapshot: current, after: prefix) }
     // A checkpoint of an SQLite store, damaged, or of a server that has not reached it (another
     // cluster, or this one restored from an older backup) cannot be resumed here.
     guard let snapshot = checkpoint.snapshot, let saved = SnapshotText(snapshot),
@@ -170,7 +110,7 @@ actor SharedCollectionChangeReader<Element: Codable & Sendable> {
       // No generation: the step's snapshot is not current, so the next one is taken at once after it.
       return .delta(since: snapshot, through: through, generation: nil, after: position)
     }
-    if let after = checkpoint.after { return .listing(snapshot: snapshot, after: after) }
+    if let after = checkpoint.after { return .listing(snapshot: snapshot, after: prefix + after) }
     return .waiting(since: snapshot, generation: nil)
   }
 }

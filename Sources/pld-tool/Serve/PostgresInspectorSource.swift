@@ -5,23 +5,22 @@ import PersistentLiveDataPostgres
 import PostgresNIO
 import Synchronization
 
-/// A shared store on PostgreSQL as the inspector sees it, through the library: every key's
-/// `SharedLiveData` (values read as ``AnyJSON``), live through the store's LISTEN/NOTIFY and catch-up
-/// (`changes(since:)`, every version once, in order), new keys found by asking for the keys every
-/// ``keyInterval``. Reads write nothing; rollbacks (with `--allow-writes`) go through
-/// `SharedLiveData.rollback(to:)`.
+/// A shared store on PostgreSQL as the inspector sees it: its rows as they are on the server, never
+/// decoded into a type, so that every stored version of any value schema is listed and shown with its
+/// schema version — as the SQLite source reads its file's rows. The keys are listed as of one server
+/// snapshot, and what commits after it — by any replica, each version once — comes through the store's
+/// LISTEN/NOTIFY and catch-up (`PostgresStore.rowChanges(after:)`). Reads write nothing; rollbacks (with
+/// `--allow-writes`) write the old row's text and schema version as the next version.
 ///
 /// ```swift
 /// let source = try PostgresInspectorSource(url: "postgres://app@db.local/app", allowWrites: false)
 /// ```
 final class PostgresInspectorSource: InspectorSource {
-  /// How often the keys are listed, to find keys that other replicas created.
-  static let keyInterval: Duration = .seconds(1)
-
   private let client: PostgresClient
   private let store: PostgresStore
   private let services: Task<Void, Never>
-  private let live = Mutex<[StoreKey: SharedLiveData<AnyJSON>]>([:])
+  /// The snapshot the keys were last listed as of: the changes are followed from there.
+  private let listedAsOf = Mutex<String?>(nil)
 
   /// Connects to the server `url` names (nothing is sent before the first read).
   ///
@@ -84,62 +83,47 @@ final class PostgresInspectorSource: InspectorSource {
   }
 
   func summaries() async throws -> [KeySummary] {
-    var summaries: [KeySummary] = []
-    for key in try await store.keys() {
-      let data = try await liveData(key)
-      if let latest = try await data.history(limit: 1).first { summaries.append(Self.summary(key, latest)) }
-    }
-    return summaries
+    let snapshot = try await store.currentSnapshot()
+    let rows = try await store.latestRows(asOf: snapshot)
+    let counts = try await store.versionCounts(of: nil)
+    listedAsOf.withLock { $0 = snapshot }
+    return rows.map { Self.summary($0, versions: counts[$0.key]) }
   }
 
   func history(key: String, limit: Int) async throws -> (versions: [VersionEntry], before: VersionEntry?) {
-    guard try await store.keys().contains(where: { StoreKey.same($0, key) }) else {
-      throw InspectorFailure(status: 404, message: "No key \(key) is stored.")
-    }
-    let entries = try await liveData(key).history(limit: limit + 1).map { versioned in
-      var entry = VersionEntry(
-        key: key, version: versioned.version, writtenAtMilliseconds: Self.milliseconds(versioned.writtenAt),
-        value: versioned.value.json)
-      entry.attribution = ServeAttribution.of(versioned)
-      return entry
-    }
+    let rows = try await store.rows(of: key, limit: limit + 1)
+    guard !rows.isEmpty else { throw InspectorFailure(status: 404, message: "No key \(key) is stored.") }
+    let entries = rows.map(VersionEntry.init)
     return (Array(entries.prefix(limit)), entries.count > limit ? entries[limit] : nil)
   }
 
   func rollback(key: String, to version: Int64, ifVersion expected: Int64?) async throws -> Int64 {
-    let data = try await liveData(key)
-    guard try await data.value(at: version) != nil else {
+    do {
+      return try await ServeAttribution.recording {
+        try await store.rollbackRow(key: key, to: version, ifVersion: expected)
+      }
+    } catch PersistentLiveDataError.unknownVersion {
       throw InspectorFailure(status: 404, message: "Key \(key) has no version \(version).")
     }
-    try await ServeAttribution.recording {
-      if let expected {
-        try await data.rollback(to: version, ifVersion: expected)
-      } else {
-        try await data.rollback(to: version)
-      }
-    }
-    return try await data.history(limit: 1).first?.version ?? 0
   }
 
   func watch(publishingTo feed: VersionFeed) async throws {
-    try await withThrowingDiscardingTaskGroup { group in
-      var watched: Set<StoreKey> = []
-      while !Task.isCancelled {
-        let known = feed.versions()
-        for key in try await store.keys() where watched.insert(StoreKey(key)).inserted {
-          let data = try await liveData(key)
-          group.addTask {
-            for try await versioned in data.changes(since: known[StoreKey(key)] ?? 0) {
-              let summary = Self.summary(key, versioned)
-              feed.publish([
-                VersionEvent(
-                  key: key, version: versioned.version, writtenAtMilliseconds: summary.writtenAtMilliseconds,
-                  summary: summary)
-              ])
-            }
-          }
-        }
-        try await Task.sleep(for: Self.keyInterval)
+    var snapshot = listedAsOf.withLock { $0 }
+    if snapshot == nil { snapshot = try await store.currentSnapshot() }
+    guard let snapshot else { return }
+    var changes = store.rowChanges(after: snapshot).makeAsyncIterator()
+    while let change = try await changes.next() {
+      switch change {
+      case .written(let row, _):
+        let count = try await store.versionCounts(of: [row.key])[row.key]
+        let summary = Self.summary(row, versions: count)
+        feed.publish([
+          VersionEvent(
+            key: row.key, version: row.version, writtenAtMilliseconds: row.writtenAtMilliseconds,
+            summary: summary)
+        ])
+      case .removed(let key, _, _):
+        feed.publish([], removed: [key])
       }
     }
   }
@@ -149,21 +133,13 @@ final class PostgresInspectorSource: InspectorSource {
     await services.value
   }
 
-  private func liveData(_ key: String) async throws -> SharedLiveData<AnyJSON> {
-    if let data = live.withLock({ $0[StoreKey(key)] }) { return data }
-    let data = try await store.liveData(key, default: AnyJSON(.null))
-    live.withLock { $0[StoreKey(key)] = data }
-    return data
-  }
-
-  private static func summary(_ key: String, _ versioned: Versioned<AnyJSON>) -> KeySummary {
+  /// A key's summary from its newest row. The shared store records no per-key retention (each replica
+  /// applies its own `PostgresStoreOptions.retention`): `retention` is null.
+  private static func summary(_ row: StoredRow, versions: Int?) -> KeySummary {
     KeySummary(
-      key: key, version: versioned.version, writtenAtMilliseconds: milliseconds(versioned.writtenAt),
-      schemaVersion: nil, versions: nil, retention: .null, attribution: ServeAttribution.of(versioned))
-  }
-
-  private static func milliseconds(_ date: Date) -> Int64 {
-    Int64((date.timeIntervalSince1970 * 1_000).rounded())
+      key: row.key, version: row.version, writtenAtMilliseconds: row.writtenAtMilliseconds,
+      schemaVersion: row.schemaVersion, versions: versions, retention: .null,
+      attribution: ServeAttribution.of(row))
   }
 }
 #endif

@@ -7,7 +7,6 @@ import PersistentLiveData
 ///
 /// ```swift
 /// let fields = ServeAttribution.of(row)  // nil: written without an attribution
-/// let shared = ServeAttribution.of(versioned)  // a shared store's version
 /// let version = try ServeAttribution.recording { try store.rollbackJSON(key: key, to: 3) }
 /// ```
 enum ServeAttribution {
@@ -35,11 +34,6 @@ enum ServeAttribution {
   /// The attribution recorded with a stored row, or nil when it was written without one.
   static func of(_ row: StoredRow) -> Fields? {
     row.attribution.map(Fields.init)
-  }
-
-  /// The attribution of a version a shared store delivered, or nil when it was written without one.
-  static func of<Value>(_ versioned: Versioned<Value>) -> Fields? {
-    versioned.attribution.map(Fields.init)
   }
 
   /// The attribution in effect for the inspector's writes.
