@@ -37,7 +37,9 @@ extension PLDTool {
     @Option(
       help: ArgumentHelp(
         "A shared store on PostgreSQL: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE, or "
-          + "postgres://USER@/DATABASE?host=SOCKET-FOLDER[&port=PORT] for a Unix socket.",
+          + "postgres://USER@/DATABASE?host=SOCKET-FOLDER[&port=PORT] for a Unix socket; libpq's "
+          + "sslmode=disable|prefer|require|verify-ca|verify-full (default prefer) and sslrootcert=FILE|system "
+          + "choose TLS. Without a password in the URL, PGPASSWORD is used.",
         valueName: "url"))
     var postgres: String?
 
@@ -58,7 +60,6 @@ extension PLDTool {
 
     func run() throws {
       let console = Console.current
-      let source = try makeSource()
       let (stops, stopper) = AsyncStream.makeStream(of: Void.self)
       let signals = StopSignals(console: console) {
         stopper.yield()
@@ -71,7 +72,16 @@ extension PLDTool {
       defer { withExtendedLifetime(signals) {} }
       let outcome = Mutex<(any Error)?>(nil)
       let done = DispatchSemaphore(value: 0)
+      let opening = Mutex<(any Error)?>(nil)
       Task { [port, allowWrites] in
+        defer { done.signal() }
+        let source: any InspectorSource
+        do {
+          source = try await makeSource(console: console)
+        } catch {
+          opening.withLock { $0 = error }
+          return
+        }
         do {
           try await InspectorServer.run(
             source: source, port: port, allowWrites: allowWrites, console: console, stop: stops)
@@ -79,16 +89,16 @@ extension PLDTool {
           outcome.withLock { $0 = error }
         }
         await source.close()
-        done.signal()
       }
       done.wait()
+      if let error = opening.withLock({ $0 }) { throw error }
       if let error = outcome.withLock({ $0 }) { throw CommandError("The inspector stopped: \(error)") }
     }
 
-    private func makeSource() throws -> any InspectorSource {
+    private func makeSource(console: Console) async throws -> any InspectorSource {
       if let database { return try SQLiteInspectorSource(path: database, allowWrites: allowWrites) }
       #if canImport(PersistentLiveDataPostgres)
-      return try PostgresInspectorSource(url: postgres ?? "", allowWrites: allowWrites)
+      return try await PostgresInspectorSource(url: postgres ?? "", allowWrites: allowWrites, console: console)
       #else
       throw CommandError("This pld-tool was built without PostgreSQL support (PLD_WITHOUT_POSTGRES=1).")
       #endif

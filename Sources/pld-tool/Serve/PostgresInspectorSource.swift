@@ -13,7 +13,8 @@ import Synchronization
 /// `--allow-writes`) write the old row's text and schema version as the next version.
 ///
 /// ```swift
-/// let source = try PostgresInspectorSource(url: "postgres://app@db.local/app", allowWrites: false)
+/// let source = try await PostgresInspectorSource(
+///   url: "postgres://app@db.local/app?sslmode=verify-full&sslrootcert=ca.pem", allowWrites: false, console: .current)
 /// ```
 final class PostgresInspectorSource: InspectorSource {
   private let client: PostgresClient
@@ -22,11 +23,25 @@ final class PostgresInspectorSource: InspectorSource {
   /// The snapshot the keys were last listed as of: the changes are followed from there.
   private let listedAsOf = Mutex<String?>(nil)
 
-  /// Connects to the server `url` names (nothing is sent before the first read).
+  /// Where it reads, without the password: the page's header names it.
+  let name: String
+
+  /// Connects to the server `url` names, once, before serving (so that a URL or TLS setting that cannot
+  /// work is said at once, with the rule that refused the server), then runs a store on it.
   ///
-  /// - Throws: ``CommandError`` for a URL that is not `postgres://…`.
-  init(url: String, allowWrites: Bool) throws {
-    client = PostgresClient(configuration: try Self.configuration(url))
+  /// - Throws: ``CommandError`` for a URL that is not `postgres://…`, or a server that cannot be reached
+  ///   or is refused; never with the password.
+  init(url text: String, allowWrites: Bool, console: Console) async throws {
+    let url: PostgresURL
+    do {
+      url = try PostgresURL(text)
+      let encrypted = try await url.probe()
+      console.writeError("pld-tool serve: \(url.redacted), \(encrypted ? "encrypted (TLS)" : "not encrypted")")
+      client = PostgresClient(configuration: try url.configuration())
+    } catch let error as PostgresURLError {
+      throw CommandError("--postgres: \(error.description)")
+    }
+    name = url.redacted
     store = PostgresStore(client: client)
     services = Task { [client, store] in
       await withDiscardingTaskGroup { group in
@@ -34,52 +49,6 @@ final class PostgresInspectorSource: InspectorSource {
         group.addTask { try? await store.run() }
       }
     }
-  }
-
-  /// Where `--postgres` points: a host and port, or a Unix socket.
-  struct Endpoint: Equatable {
-    var host: String?
-    var port: Int
-    var socketPath: String? = nil
-    var user: String
-    var password: String? = nil
-    var database: String? = nil
-  }
-
-  /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`, or `?host=FOLDER[&port=PORT]` for the Unix socket
-  /// `FOLDER/.s.PGSQL.PORT`.
-  ///
-  /// - Throws: ``CommandError`` for a URL that is not `postgres://USER…`.
-  static func endpoint(_ text: String) throws -> Endpoint {
-    guard let url = URLComponents(string: text), url.scheme == "postgres" || url.scheme == "postgresql",
-      let user = url.user, !user.isEmpty
-    else {
-      throw CommandError(
-        "--postgres takes postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE or postgres://USER@/DATABASE?host=SOCKET-FOLDER, got \(TerminalText.quoted(text))."
-      )
-    }
-    let database = url.path.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
-    let items = url.queryItems ?? []
-    let socketFolder = items.first { $0.name == "host" }?.value
-    let port = url.port ?? items.first { $0.name == "port" }?.value.flatMap { Int($0) } ?? 5432
-    let socketPath = socketFolder.flatMap { $0.hasPrefix("/") ? "\($0)/.s.PGSQL.\(port)" : nil }
-    return Endpoint(
-      host: socketPath == nil ? (url.host.flatMap { $0.isEmpty ? nil : $0 } ?? "localhost") : nil, port: port,
-      socketPath: socketPath, user: user, password: url.password, database: database.isEmpty ? nil : database)
-  }
-
-  /// The client's configuration for `text` (see ``endpoint(_:)``), without TLS.
-  static func configuration(_ text: String) throws -> PostgresClient.Configuration {
-    let endpoint = try endpoint(text)
-    if let socketPath = endpoint.socketPath {
-      return .init(
-        unixSocketPath: socketPath, username: endpoint.user, password: endpoint.password,
-        database: endpoint.database)
-    }
-    return .init(
-      host: endpoint.host ?? "localhost", port: endpoint.port, username: endpoint.user,
-      password: endpoint.password,
-      database: endpoint.database, tls: .disable)
   }
 
   func summaries() async throws -> [KeySummary] {

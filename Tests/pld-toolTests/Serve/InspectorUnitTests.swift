@@ -159,21 +159,4 @@ import Testing
     #expect(query == ["limit": "5", "token": "x+y"])
     #expect(throws: InspectorFailure.self) { try InspectorResponder.key("%ZZ") }
   }
-
-  #if canImport(PersistentLiveDataPostgres)
-  @Test func aSharedStoreURLNamesAHostOrASocket() throws {
-    #expect(
-      try PostgresInspectorSource.endpoint("postgres://test@/app?host=/tmp/pg&port=54329")
-        == .init(host: nil, port: 54329, socketPath: "/tmp/pg/.s.PGSQL.54329", user: "test", database: "app"))
-    #expect(
-      try PostgresInspectorSource.endpoint("postgresql://app:secret@db.internal:6543/state")
-        == .init(host: "db.internal", port: 6543, user: "app", password: "secret", database: "state"))
-    #expect(
-      try PostgresInspectorSource.endpoint("postgres://app@db.internal")
-        == .init(host: "db.internal", port: 5432, user: "app"))
-    for bad in ["http://db/app", "postgres://db.internal/app", "not a url"] {
-      #expect(throws: CommandError.self) { try PostgresInspectorSource.endpoint(bad) }
-    }
-  }
-  #endif
 }
