@@ -82,7 +82,9 @@ package struct PostgresURL: Sendable, Equatable {
     self.user = parameters["user"] ?? user
     self.port = port
     socketPath = socketFolder.map { "\($0)/.s.PGSQL.\(port)" }
-    host = socketFolder == nil ? (parameters["host"] ?? url.host.flatMap { $0.isEmpty ? nil : $0 } ?? "localhost") : nil
+    host =
+      socketFolder == nil
+      ? (parameters["host"] ?? url.host.flatMap { $0.isEmpty ? nil : $0 } ?? "localhost") : nil
     password = url.password ?? environment["PGPASSWORD"]
     database = parameters["dbname"] ?? (path.isEmpty ? nil : path)
     self.sslMode = sslMode
@@ -131,7 +133,8 @@ package struct PostgresURL: Sendable, Equatable {
   package func probe(logger: Logger = Logger(label: "pld.postgres.probe")) async throws -> Bool {
     var configuration: PostgresConnection.Configuration
     if let socketPath {
-      configuration = .init(unixSocketPath: socketPath, username: user, password: password, database: database)
+      configuration = .init(
+        unixSocketPath: socketPath, username: user, password: password, database: database)
     } else {
       let tls: PostgresConnection.Configuration.TLS =
         switch try tlsSettings() {
@@ -142,7 +145,8 @@ package struct PostgresURL: Sendable, Equatable {
             : .prefer(try NIOSSLContext(configuration: settings))
         }
       configuration = .init(
-        host: host ?? "localhost", port: port, username: user, password: password, database: database, tls: tls)
+        host: host ?? "localhost", port: port, username: user, password: password, database: database,
+        tls: tls)
     }
     configuration.options.connectTimeout = .seconds(10)
     let connection: PostgresConnection
@@ -173,7 +177,8 @@ package struct PostgresURL: Sendable, Equatable {
     guard sslMode != .disable else { return nil }
     var settings = TLSConfiguration.makeClientConfiguration()
     settings.minimumTLSVersion = .tlsv12
-    let verifies = sslMode == .verifyCA || sslMode == .verifyFull || (sslMode == .require && sslRootCert != nil)
+    let verifies =
+      sslMode == .verifyCA || sslMode == .verifyFull || (sslMode == .require && sslRootCert != nil)
     if verifies {
       settings.trustRoots = try roots()
       settings.certificateVerification = sslMode == .verifyFull ? .fullVerification : .noHostnameVerification
@@ -209,7 +214,8 @@ package struct PostgresURL: Sendable, Equatable {
     let text = String(reflecting: error)
     let place = "\(host ?? "localhost"):\(port)"
     if (error as? PSQLError)?.code == .sslUnsupported || text.contains("sslUnsupported") {
-      return "the server at \(place) does not offer TLS, and sslmode=\(sslMode.rawValue) refuses a connection without it"
+      return
+        "the server at \(place) does not offer TLS, and sslmode=\(sslMode.rawValue) refuses a connection without it"
     }
     if text.contains("failedToValidateHostname") || text.contains("hostname") && text.contains("NIOSSL") {
       return "the server's certificate does not name the host \"\(host ?? "")\" (sslmode=verify-full)"

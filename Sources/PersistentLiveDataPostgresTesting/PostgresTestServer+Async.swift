@@ -18,7 +18,7 @@ extension PostgresTestServer {
     try await offPool { try Self.shared() as PostgresTestServer }
   }
 
-  /// ``start(durable:root:)`` for async code: `initdb` and `pg_ctl` run on a thread of their own.
+  /// ``start(durable:root:network:)`` for async code: `initdb` and `pg_ctl` run on a thread of their own.
   ///
   /// ```swift
   /// let server = try await PostgresTestServer.start()
@@ -26,9 +26,12 @@ extension PostgresTestServer {
   /// - Parameters:
   ///   - durable: Whether commits are flushed to disk (fsync on) as in production.
   ///   - root: The folder the server's temporary directory is made in; `/tmp` by default.
+  ///   - network: A TCP port on 127.0.0.1 to listen on as well, with TLS when it names a certificate.
   /// - Throws: ``PostgresTestServerError`` naming the step that failed and what it printed.
-  public static func start(durable: Bool = false, root: String? = nil) async throws -> PostgresTestServer {
-    try await offPool { try start(durable: durable, root: root) as PostgresTestServer }
+  public static func start(
+    durable: Bool = false, root: String? = nil, network: Network? = nil
+  ) async throws -> PostgresTestServer {
+    try await offPool { try start(durable: durable, root: root, network: network) as PostgresTestServer }
   }
 
   /// ``restart()`` for async code.

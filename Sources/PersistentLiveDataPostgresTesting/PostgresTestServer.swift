@@ -49,12 +49,15 @@ public final class PostgresTestServer: Sendable {
   private let binaries: String?
   private let root: String?
   private let maintenanceDatabase: String
+  /// TCP (and TLS) besides the Unix socket; nil for the socket alone.
+  let network: Network?
   private static let databaseCounter = CounterBox()
 
   private init(
     endpoint: Endpoint, username: String, password: String?, dataDirectory: String?, binaries: String?,
-    root: String?, maintenanceDatabase: String, isDurable: Bool = false
+    root: String?, maintenanceDatabase: String, isDurable: Bool = false, network: Network? = nil
   ) {
+    self.network = network
     self.isDurable = isDurable
     self.endpoint = endpoint
     self.username = username
@@ -145,8 +148,11 @@ public final class PostgresTestServer: Sendable {
   ///   - durable: Whether commits are flushed to disk (fsync on) as in production.
   ///   - root: The folder the server's temporary directory is made in; `/tmp` by default. Its path
   ///     plus 30 characters must fit a Unix socket path (107 bytes).
+  ///   - network: A TCP port on 127.0.0.1 to listen on as well, with TLS when it names a certificate.
   /// - Throws: ``PostgresTestServerError`` naming the step that failed and what it printed.
-  public static func start(durable: Bool = false, root: String? = nil) throws -> PostgresTestServer {
+  public static func start(
+    durable: Bool = false, root: String? = nil, network: Network? = nil
+  ) throws -> PostgresTestServer {
     guard let binaries = installedBinaries() else {
       throw PostgresTestServerError.failed(step: "find PostgreSQL", output: unavailableReason ?? "")
     }
@@ -163,13 +169,16 @@ public final class PostgresTestServer: Sendable {
       chown(root, account.pointee.pw_uid, account.pointee.pw_gid)
     }
     let server = PostgresTestServer(
-      endpoint: .socket("\(root)/.s.PGSQL.5432"), username: "test", password: nil, dataDirectory: data,
-      binaries: binaries, root: root, maintenanceDatabase: "postgres", isDurable: durable)
+      endpoint: .socket("\(root)/.s.PGSQL.\(network?.port ?? 5432)"), username: "test", password: nil,
+      dataDirectory: data, binaries: binaries, root: root, maintenanceDatabase: "postgres",
+      isDurable: durable,
+      network: network)
     Self.running.withLock { $0.append(server) }
     try server.run(
       "\(binaries)/initdb",
       ["-D", data, "-A", "trust", "-U", "test", "--no-sync", "--locale=C", "-E", "UTF8"],
       step: "initdb")
+    try server.installCertificate()
     try server.startServer()
     return server
   }
@@ -239,7 +248,11 @@ public final class PostgresTestServer: Sendable {
     var arguments = ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql]
     switch endpoint {
     case .socket(let path):
-      arguments += ["-h", (path as NSString).deletingLastPathComponent, "-U", username, "-d", database]
+      arguments += [
+        "-h", (path as NSString).deletingLastPathComponent, "-p", "\(network?.port ?? 5432)", "-U", username,
+        "-d",
+        database,
+      ]
     case .host(let host, let port):
       arguments += ["-h", host, "-p", "\(port)", "-U", username, "-d", database]
     }
@@ -263,7 +276,7 @@ public final class PostgresTestServer: Sendable {
     let durability =
       isDurable
       ? "-c fsync=on -c synchronous_commit=on -c full_page_writes=on" : "-c fsync=off -c full_page_writes=off"
-    return "-k \(root) -c listen_addresses='' -p 5432 \(durability) -c max_connections=400"
+    return "-k \(root) \(networkOptions) \(durability) -c max_connections=400"
   }
 
   private func startServer() throws {

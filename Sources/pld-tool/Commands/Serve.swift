@@ -98,7 +98,8 @@ extension PLDTool {
     private func makeSource(console: Console) async throws -> any InspectorSource {
       if let database { return try SQLiteInspectorSource(path: database, allowWrites: allowWrites) }
       #if canImport(PersistentLiveDataPostgres)
-      return try await PostgresInspectorSource(url: postgres ?? "", allowWrites: allowWrites, console: console)
+      return try await PostgresInspectorSource(
+        url: postgres ?? "", allowWrites: allowWrites, console: console)
       #else
       throw CommandError("This pld-tool was built without PostgreSQL support (PLD_WITHOUT_POSTGRES=1).")
       #endif

@@ -36,7 +36,8 @@ final class PostgresInspectorSource: InspectorSource {
     do {
       url = try PostgresURL(text)
       let encrypted = try await url.probe()
-      console.writeError("pld-tool serve: \(url.redacted), \(encrypted ? "encrypted (TLS)" : "not encrypted")")
+      console.writeError(
+        "pld-tool serve: \(url.redacted), \(encrypted ? "encrypted (TLS)" : "not encrypted")")
       client = PostgresClient(configuration: try url.configuration())
     } catch let error as PostgresURLError {
       throw CommandError("--postgres: \(error.description)")

@@ -65,9 +65,9 @@ struct SharedFixture: Sendable {
 /// }
 /// ```
 func withPrivateServer<Result: Sendable>(
-  _ body: (PostgresTestServer) async throws -> Result
+  network: PostgresTestServer.Network? = nil, _ body: (PostgresTestServer) async throws -> Result
 ) async throws -> Result {
-  let server = try await PostgresTestServer.start()
+  let server = try await PostgresTestServer.start(network: network)
   do {
     let result = try await body(server)
     await server.stop()

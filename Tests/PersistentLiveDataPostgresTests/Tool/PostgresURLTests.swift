@@ -21,17 +21,21 @@ struct PostgresURLTests {
 
   @Test func sslmodeAndSslrootcertAreLibpqs() throws {
     for mode in PostgresURL.SSLMode.allCases {
-      let url = try PostgresURL("postgres://app@db/app?sslmode=\(mode.rawValue)&sslrootcert=/ca.pem", environment: [:])
+      let url = try PostgresURL(
+        "postgres://app@db/app?sslmode=\(mode.rawValue)&sslrootcert=/ca.pem", environment: [:])
       #expect(url.sslMode == mode && url.sslRootCert == "/ca.pem")
     }
     let error = #expect(throws: PostgresURLError.self) {
       try PostgresURL("postgres://app@db/app?sslmode=verify", environment: [:])
     }
     #expect(error?.description.contains("verify-full") == true, "\(String(describing: error))")
-    #expect(throws: PostgresURLError.self) { try PostgresURL("postgres://app@db/app?ssl=true", environment: [:]) }
+    #expect(throws: PostgresURLError.self) {
+      try PostgresURL("postgres://app@db/app?ssl=true", environment: [:])
+    }
     // verify-ca and verify-full need root certificates: a file that is not there is said before connecting.
     let missing = #expect(throws: PostgresURLError.self) {
-      try PostgresURL("postgres://app@db/app?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem").configuration()
+      try PostgresURL("postgres://app@db/app?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem")
+        .configuration()
     }
     #expect(missing?.description.contains("/nonexistent/ca.pem") == true)
     // A Unix socket needs no TLS: it never leaves the machine.
