@@ -225,11 +225,28 @@ extension PLDTool {
 
     private func readInput() throws -> String {
       if file == "-" { return try Self.text(of: try StandardInput.readData(), file: file) }
-      guard let data = FileManager.default.contents(atPath: file) else {
+      // Read as a stream to its end: a pipe or FIFO (`import DB <(…)`, `/dev/stdin`) has no size to read up to.
+      guard let handle = FileHandle(forReadingAtPath: file) else {
         let reason = FileManager.default.fileExists(atPath: file) ? "cannot be read" : "does not exist"
         throw CommandError("\(TerminalText.quoted(file)) \(reason).")
       }
+      defer { try? handle.close() }
+      let data: Data
+      do {
+        data = try handle.readToEnd() ?? Data()
+      } catch {
+        throw CommandError(
+          "\(TerminalText.quoted(file)) cannot be read (\(Self.reason(error))). Nothing was imported.")
+      }
       return try Self.text(of: data, file: file)
+    }
+
+    /// Why a read failed, in words (`Is a directory`), from the POSIX error underneath.
+    static func reason(_ error: any Error) -> String {
+      if let code = (error as NSError).userInfo[NSUnderlyingErrorKey].flatMap({ ($0 as? NSError)?.code }) {
+        return String(cString: strerror(Int32(code)))
+      }
+      return (error as NSError).localizedDescription
     }
 
     /// The text of `data`, or an error naming the first line that is not valid UTF-8 (decoding it

@@ -6,7 +6,11 @@ extension PLDTool {
   struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
       abstract:
-        "Show the schema version, application, journal mode, size, keys, versions and integrity of a store.")
+        "Show the schema version, application, journal mode, size, keys, versions and integrity of a store.",
+      discussion: """
+        Exits with status 1, after the summary, when SQLite's quick check finds the file damaged: each \
+        message it gave is on a line of its own under Integrity (`pld-tool verify` checks the values too).
+        """)
 
     @OptionGroup var options: DatabaseOptions
 
@@ -17,6 +21,7 @@ extension PLDTool {
       let console = Console.current
       if options.json {
         console.writeJSON(Self.json(summary))
+        if !summary.isIntegrityOK { throw ExitCode.failure }
         return
       }
       var lines: [(String, String)] = [
@@ -36,7 +41,7 @@ extension PLDTool {
           "Integrity",
           summary.isIntegrityOK
             ? "ok"
-            : summary.quickCheck.map(TerminalText.escaped).joined(
+            : (["damaged: SQLite's quick check says"] + Self.lines(of: summary.quickCheck)).joined(
               separator: "\n" + String(repeating: " ", count: 17))
         ),
       ]
@@ -46,6 +51,14 @@ extension PLDTool {
       for (label, value) in lines {
         console.writeLine((label + ":").padding(toLength: 17) + value)
       }
+      if !summary.isIntegrityOK { throw ExitCode.failure }
+    }
+
+    /// The quick check's messages, one line each: a message may hold several lines (each shown on its
+    /// own, escaped for the terminal, never as a literal `\n`).
+    static func lines(of messages: [String]) -> [String] {
+      messages.flatMap { $0.split(separator: "\n", omittingEmptySubsequences: true) }
+        .map { "  " + TerminalText.escaped(String($0)) }
     }
 
     static func json(_ summary: StoreSummary) -> JSONValue {

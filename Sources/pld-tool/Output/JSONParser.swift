@@ -246,7 +246,15 @@ struct JSONParser {
       }
       skipDigits()
     }
-    return String(decoding: bytes[start..<index], as: UTF8.self)
+    let text = String(decoding: bytes[start..<index], as: UTF8.self)
+    // JSON allows any number; a stored value is read back as a 64-bit floating-point number at most.
+    if let number = Double(text), number.isInfinite {
+      index = start
+      throw failure(
+        "the number \(text) is beyond what a value can hold (a 64-bit floating-point number, at most about "
+          + "±1.8e308); to keep it as it is written, write it as a string (\"\(text)\")")
+    }
+    return text
   }
 
   private mutating func skipDigits() {
