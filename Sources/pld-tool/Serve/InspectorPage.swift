@@ -9,14 +9,34 @@ import Foundation
 /// `GET /api/events`. Everything from the store is inserted with `textContent`, never as HTML.
 ///
 /// ```swift
-/// let html = InspectorPage.html(nonce: "3f2a…", allowsWrites: false)
+/// let html = InspectorPage.html(nonce: "3f2a…", allowsWrites: false, store: "/var/app/app.db", limitation: nil)
 /// ```
 enum InspectorPage {
-  /// The page with `nonce` on its `<style>` and `<script>`; `allowsWrites` shows the rollback buttons.
-  static func html(nonce: String, allowsWrites: Bool) -> String {
+  /// The page with `nonce` on its `<style>` and `<script>`; `allowsWrites` shows the rollback buttons,
+  /// `store` names the store in the header and `limitation` (when there is one) is said under it.
+  static func html(nonce: String, allowsWrites: Bool, store: String, limitation: String?) -> String {
     template
       .replacingOccurrences(of: "{{NONCE}}", with: nonce)
       .replacingOccurrences(of: "{{WRITES}}", with: allowsWrites ? "1" : "0")
+      .replacingOccurrences(of: "{{STORE}}", with: escaped(store))
+      .replacingOccurrences(of: "{{LIMITATION}}", with: limitation.map(escaped) ?? "")
+      .replacingOccurrences(of: "{{LIMITED}}", with: limitation == nil ? " hidden" : "")
+  }
+
+  /// `text` as HTML text (and attribute) content.
+  static func escaped(_ text: String) -> String {
+    var result = ""
+    for character in text.unicodeScalars {
+      switch character {
+      case "&": result += "&amp;"
+      case "<": result += "&lt;"
+      case ">": result += "&gt;"
+      case "\"": result += "&quot;"
+      case "'": result += "&#39;"
+      default: result.unicodeScalars.append(character)
+      }
+    }
+    return result
   }
 
   /// The whole document: ``document``, then the script (`InspectorPage+Script.swift`).
@@ -55,7 +75,9 @@ enum InspectorPage {
     header { display: flex; gap: 12px; align-items: center; padding: 10px 16px; border-bottom: 1px solid var(--line);
       background: var(--panel); }
     header h1 { font-size: 16px; margin: 0; font-weight: 600; }
-    header .store { color: var(--muted); }
+    header .store { color: var(--muted); overflow: hidden; text-overflow: ellipsis; white-space: nowrap;
+      max-width: 40ch; font-family: ui-monospace, Menlo, monospace; font-size: 12px; }
+    #limitation { margin: 0; padding: 6px 16px; font-size: 12px; color: var(--del); border-bottom: 1px solid var(--line); }
     #filter { flex: 1; max-width: 420px; padding: 6px 10px; border: 1px solid var(--line); border-radius: 6px;
       background: var(--bg); color: var(--fg); font: inherit; }
     #status { font-size: 12px; color: var(--muted); }
@@ -118,6 +140,7 @@ enum InspectorPage {
     <body>
     <header>
       <h1>pld-tool serve</h1>
+      <span id="store" class="store" title="{{STORE}}">{{STORE}}</span>
       <input id="filter" type="search" placeholder="Filter keys  ( / )" autocomplete="off" spellcheck="false"
         aria-label="Filter keys">
       <span id="count" class="muted"></span>
@@ -126,6 +149,7 @@ enum InspectorPage {
       <span class="hint"><kbd>↑</kbd><kbd>↓</kbd> <kbd>j</kbd><kbd>k</kbd> <kbd>Enter</kbd> <kbd>Esc</kbd></span>
       <button id="theme" type="button" title="Switch between light and dark">Theme</button>
     </header>
+    <p id="limitation" role="status"{{LIMITED}}>{{LIMITATION}}</p>
     <main>
       <section id="keys-pane" role="table" aria-label="Keys">
         <div class="row head" role="row"><div class="cell" role="columnheader">Key</div><div class="cell num" role="columnheader">Version</div><div class="cell" role="columnheader">Written at</div><div class="cell num" role="columnheader">Schema</div><div class="cell" role="columnheader">Retention</div><div class="cell" role="columnheader">Attribution</div></div>

@@ -21,6 +21,8 @@ struct InspectorResponder: HTTPResponder {
   let source: any InspectorSource
   let feed: VersionFeed
   let allowWrites: Bool
+  /// Where an unexpected failure's detail goes (standard error): the page gets a generic message.
+  let console: Console
 
   /// The most versions one history request returns.
   static let maximumLimit = 10_000
@@ -45,7 +47,7 @@ struct InspectorResponder: HTTPResponder {
     do {
       switch (isRead, path.count, path.first, path.dropFirst().first) {
       case (true, 0, _, _):
-        return Self.page(allowsWrites: allowWrites)
+        return Self.page(allowsWrites: allowWrites, store: source.storeName, limitation: source.limitation)
       case (true, 2, "api", "keys"):
         let limit = query["limit"].flatMap { Int($0) }.map { max($0, 0) }
         let (keys, lastID) = feed.snapshotJSON(limit: limit, prefix: query["prefix"])
@@ -78,7 +80,13 @@ struct InspectorResponder: HTTPResponder {
         .object([.init("error", .string(conflict.description)), .init("version", .integer(conflict.actual))]),
         status: .preconditionFailed)
     } catch {
-      return Self.failure(InspectorFailure(status: 500, message: "\(error)"))
+      // The detail (paths, the server's words) is for whoever runs the inspector, not for the page.
+      console.writeError(
+        "pld-tool serve: \(request.method) /\(path.joined(separator: "/")) failed: \(TerminalText.escaped("\(error)"))\n"
+      )
+      return Self.failure(
+        InspectorFailure(
+          status: 500, message: "The inspector could not answer; what went wrong is on its standard error."))
     }
   }
 
@@ -147,10 +155,12 @@ struct InspectorResponder: HTTPResponder {
 
   // MARK: - Answers
 
-  static func page(allowsWrites: Bool) -> Response {
+  static func page(allowsWrites: Bool, store: String, limitation: String?) -> Response {
     let nonce = InspectorSecurity.randomToken().prefix(32)
     var response = body(
-      InspectorPage.html(nonce: String(nonce), allowsWrites: allowsWrites), type: "text/html; charset=utf-8")
+      InspectorPage.html(
+        nonce: String(nonce), allowsWrites: allowsWrites, store: store, limitation: limitation),
+      type: "text/html; charset=utf-8")
     response.headers[.contentSecurityPolicy] = InspectorSecurity.pagePolicy(nonce: String(nonce))
     return response
   }

@@ -29,10 +29,11 @@ enum InspectorServer {
     source: any InspectorSource, port: Int, allowWrites: Bool, console: Console, stop: AsyncStream<Void>
   ) async throws {
     let feed = VersionFeed(keys: try await source.summaries())
+    if let limitation = source.limitation { console.writeError("pld-tool serve: \(limitation)\n") }
     let boundPort = BoundPort()
     let security = InspectorSecurity(boundPort: boundPort)
     let responder = InspectorResponder(
-      security: security, source: source, feed: feed, allowWrites: allowWrites)
+      security: security, source: source, feed: feed, allowWrites: allowWrites, console: console)
     let app = Application(
       responder: responder,
       configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: nil),

@@ -6,6 +6,13 @@
 /// try await source.watch(publishingTo: feed)  // until cancelled
 /// ```
 protocol InspectorSource: Sendable {
+  /// What the page's header names: the file's path, or the server's URL without its password.
+  var storeName: String { get }
+
+  /// What the inspector cannot do with this store, said on standard error and on the page (an SQLite
+  /// file whose folder is not writable is not followed live); nil when nothing.
+  var limitation: String? { get }
+
   /// Every key's summary, read from the store.
   func summaries() async throws -> [KeySummary]
 

@@ -24,7 +24,8 @@ final class PostgresInspectorSource: InspectorSource {
   private let listedAsOf = Mutex<String?>(nil)
 
   /// Where it reads, without the password: the page's header names it.
-  let name: String
+  let storeName: String
+  let limitation: String? = nil
 
   /// Connects to the server `url` names, once, before serving (so that a URL or TLS setting that cannot
   /// work is said at once, with the rule that refused the server), then runs a store on it.
@@ -42,7 +43,7 @@ final class PostgresInspectorSource: InspectorSource {
     } catch let error as PostgresURLError {
       throw CommandError("--postgres: \(error.description)")
     }
-    name = url.redacted
+    storeName = url.redacted
     store = PostgresStore(client: client)
     services = Task { [client, store] in
       await withDiscardingTaskGroup { group in

@@ -33,6 +33,15 @@ final class SQLiteInspectorSource: InspectorSource {
   /// Opens `path` read-only.
   ///
   /// - Throws: What ``StoreAccess/inspector(_:salvaging:)`` throws for a missing, empty or foreign file.
+  var storeName: String { path }
+
+  var limitation: String? {
+    isLive
+      ? nil
+      : "the folder of \(path) is not writable, so the file is opened immutable: the page shows it as it was "
+        + "when pld-tool serve started (a -wal file ignored) and does not follow new versions."
+  }
+
   init(path: String, allowWrites: Bool) throws {
     self.path = path
     self.allowWrites = allowWrites

@@ -73,6 +73,28 @@ struct SharedInspectorTests {
   }
 }
 
+extension SharedInspectorTests {
+  @Test func anAnswerThatFailsGivesTheDetailToStandardErrorNotToThePage() async throws {
+    let tool = ChildProcess.product("pld-tool")
+    try #require(FileManager.default.isExecutableFile(atPath: tool), "pld-tool is built: \(tool)")
+    let fixture = try await SharedFixture()
+    let writer = fixture.replica()
+    try await writer.store.liveData("flags", default: 0).set(1)
+    await writer.shutDown()
+    let inspector = try InspectorProcess(tool, url: fixture.url, allowWrites: false)
+    defer { inspector.stop() }
+    #expect(try await inspector.keys()["flags"]?.version == 1)
+    // The database goes away under it: every read fails from now on.
+    try await fixture.server.psql(
+      "DROP DATABASE \"\(fixture.database)\" WITH (FORCE)", database: "postgres")
+    let (status, body) = try await inspector.get("/api/keys/flags/history")
+    #expect(status == 500)
+    #expect(body.contains("on its standard error") && !body.contains(fixture.database), "\(body)")
+    let said = inspector.child.standardError
+    #expect(said.contains("/api/keys/flags/history failed"), "\(said)")
+  }
+}
+
 extension SharedFixture {
   /// The fixture's database as a `postgres://` URL, as `pld-tool --postgres` takes it.
   var url: String {
@@ -138,6 +160,12 @@ struct InspectorProcess {
         schemaVersion: ($0["schemaVersion"] as? NSNumber)?.intValue,
         value: $0["value"] as? NSDictionary)
     }
+  }
+
+  /// `GET path`: the status and the body's text.
+  func get(_ path: String) async throws -> (status: Int, body: String) {
+    let (data, status) = try await request("GET", path)
+    return (status, String(decoding: data, as: UTF8.self))
   }
 
   func rollback(_ key: String, to version: Int64, ifMatch: Int64) async throws -> (status: Int, body: String)
