@@ -504,10 +504,68 @@ class InspectorTests(unittest.TestCase):
             articles = self.open_timeline("shared counter")
             self.assertEqual(articles[0].get_attribute("data-version"), "21")
             self.assertEqual(articles[0].find_element(By.CSS_SELECTOR, "pre").text, "21")
+            # The header names the store, without a password.
+            store = self.driver.find_element(By.ID, "store").text
+            self.assertTrue(store.startswith("postgres://test@/postgres?host="), store)
         finally:
             for inspector in self.servers:
                 inspector.stop()
             server.stop()
+
+    def test_keys_of_value_schema_2_on_a_shared_store(self):
+        """A key whose versions were written by an upgraded type (schema 2), before the inspector starts and
+        while it runs, is listed and shown with its schema version; the inspector keeps running."""
+        if not os.access(HELPER, os.X_OK):
+            self.skipTest("pld-postgres-child is not built next to pld-tool")
+        binaries = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+        if not binaries:
+            self.skipTest("no PostgreSQL installation in /usr/lib/postgresql")
+        server = PostgresServer(os.path.dirname(binaries[-1]), self.folder)
+        try:
+            url = f"postgres://test@/postgres?host={server.socket_folder}&port={server.port}"
+            def child(mode, key, count):
+                subprocess.run([HELPER, mode, server.socket_path, "test", "postgres", key, str(count)],
+                               check=True, capture_output=True, timeout=60)
+            child("write", "flags", 1)
+            child("write2", "flags", 1)
+            inspector = self.serve("--postgres", url)
+            self.open(inspector)
+            self.wait_version("flags", 2)
+            self.assertEqual(self.row("flags").find_elements(By.CSS_SELECTOR, ".cell")[3].text, "2")
+            child("write2", "flags", 2)
+            child("write2", "evolved later", 1)
+            self.wait_version("flags", 4, timeout=15)
+            self.wait_version("evolved later", 1, timeout=15)
+            articles = self.open_timeline("flags")
+            self.assertEqual([a.get_attribute("data-version") for a in articles], ["4", "3", "2", "1"])
+            schemas = [a.text for a in articles]
+            self.assertIn("schema 2", schemas[0])
+            self.assertIn("schema 1", schemas[3])
+            self.assertIn('"note": "schema 2"', articles[0].find_element(By.CSS_SELECTOR, "pre").text)
+            self.assertIsNone(inspector.process.poll(), "the inspector is still running")
+        finally:
+            for inspector in self.servers:
+                inspector.stop()
+            server.stop()
+
+    def test_keys_of_value_schema_2_in_a_file(self):
+        """The same on an SQLite file: versions of schema 1 and 2, before the start and while it runs."""
+        path = self.store([("flags", {"beta": False})])
+        tool("set", path, "flags", '{"beta": true, "since": 2}', "--schema-version", "2")
+        server = self.serve(path)
+        self.open(server)
+        self.wait_version("flags", 2)
+        self.assertEqual(self.row("flags").find_elements(By.CSS_SELECTOR, ".cell")[3].text, "2")
+        self.assertTrue(self.driver.find_element(By.ID, "store").text.endswith("/app.db"))
+        tool("set", path, "flags", '{"beta": false, "since": 3}', "--schema-version", "2")
+        tool("set", path, "evolved", '{"a": 1}', "--schema-version", "2")
+        self.wait_version("flags", 3)
+        self.wait_version("evolved", 1)
+        articles = self.open_timeline("flags")
+        self.assertEqual([a.get_attribute("data-version") for a in articles], ["3", "2", "1"])
+        self.assertIn("schema 2", articles[0].text)
+        self.assertIn("schema 1", articles[2].text)
+        self.assertIsNone(server.process.poll(), "the inspector is still running")
 
     # MARK: the goals
 

@@ -6,6 +6,7 @@
 // in the environment variable PLD_CHILD_PASSWORD. The key holds an Int (default 0). Modes:
 //
 //   write      sets the values 1 … COUNT, one after the other, then prints "done VERSION"
+//   write2     the same with a value type of schema version 2 (`{"count": N, "note": "schema 2"}`)
 //   increment  runs `update { $0 += 1 }` COUNT times, then prints "done VERSION"
 //   observe    prints "version V value X" for each version `changes(since: 0)` delivers until version
 //              COUNT, then "done"
@@ -60,8 +61,30 @@ func configuration(endpoint: String, user: String, database: String) -> Postgres
   return configuration
 }
 
+/// A value type at schema version 2 (`write2`): an app that upgraded its type writes such versions.
+struct Evolved: PersistentValue {
+  static let schemaVersion = 2
+  var count: Int
+  var note: String
+
+  init(count: Int, note: String) {
+    self.count = count
+    self.note = note
+  }
+
+  init(from decoder: any Decoder, storedSchemaVersion: Int) throws {
+    self.init(count: try Int(from: decoder), note: "")
+  }
+}
+
 /// Runs one mode on a running client and store; returns the exit status.
 func perform(mode: String, key: String, count: Int, store: PostgresStore) async throws -> Int32 {
+  if mode == "write2" {
+    let evolved = try await store.liveData(key, default: Evolved(count: 0, note: ""))
+    for value in 1...count { try await evolved.set(Evolved(count: value, note: "schema 2")) }
+    emit("done \(evolved.version)")
+    return 0
+  }
   let data = try await store.liveData(key, default: 0)
   switch mode {
   case "write":
@@ -114,7 +137,8 @@ func main() async -> Int32 {
   guard arguments.count == 7, let count = Int(arguments[6]), count >= 1,
     let configuration = configuration(endpoint: arguments[2], user: arguments[3], database: arguments[4])
   else {
-    emit("error usage: pld-postgres-child write|increment|observe|serve ENDPOINT USER DATABASE KEY COUNT")
+    emit(
+      "error usage: pld-postgres-child write|write2|increment|observe|serve ENDPOINT USER DATABASE KEY COUNT")
     return 64
   }
   if let text = ProcessInfo.processInfo.environment["PLD_CHILD_EXIT_BEFORE_NOTIFY"] {
