@@ -4,7 +4,7 @@ import PostgresNIO
 /// A `postgres://` URL as libpq and psql read it — where `pld-tool --postgres` connects, and how:
 /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`, or `postgres://USER@/DATABASE?host=FOLDER[&port=PORT]`
 /// for the Unix socket `FOLDER/.s.PGSQL.PORT`, with libpq's `sslmode` and `sslrootcert` parameters
-/// (API §21). Without a password in the URL, `PGPASSWORD` is used, so that it need not appear on a
+///. Without a password in the URL, `PGPASSWORD` is used, so that it need not appear on a
 /// command line.
 ///
 /// | `sslmode` | TLS | the server's certificate |

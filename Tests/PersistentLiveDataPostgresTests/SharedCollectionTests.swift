@@ -7,7 +7,7 @@ import Testing
 
 @testable import PersistentLiveDataPostgres
 
-/// `SharedCollection` and `PostgresStore.keys(prefix:)` / `removeKey` (API §18) against a real server:
+/// `SharedCollection` and `PostgresStore.keys(prefix:)` / `removeKey` against a real server:
 /// members are ordinary keys, every replica's collection follows every other's changes, and
 /// `changes(since:)` delivers every version once from a checkpoint that another replica can resume.
 @Suite(

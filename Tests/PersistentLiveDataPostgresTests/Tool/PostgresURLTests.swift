@@ -2,7 +2,7 @@ import Foundation
 import PersistentLiveDataPostgres
 import Testing
 
-/// `postgres://` URLs as `pld-tool --postgres` reads them (API §21): host or socket, libpq's `sslmode`
+/// `postgres://` URLs as `pld-tool --postgres` reads them: host or socket, libpq's `sslmode`
 /// and `sslrootcert`, the password from `PGPASSWORD`, and never the password in what is printed.
 struct PostgresURLTests {
   @Test func aURLNamesAHostOrASocket() throws {

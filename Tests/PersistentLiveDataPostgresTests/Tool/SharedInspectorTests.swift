@@ -9,7 +9,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-/// `pld-tool serve --postgres` on a shared store (API §17), run as a process against a real server: the
+/// `pld-tool serve --postgres` on a shared store, run as a process against a real server: the
 /// inspector reads the server's rows, never typed values, so that it lists, shows, follows and rolls
 /// back keys of every value schema version — written before it starts and while it runs.
 @Suite(.enabled(if: postgresAvailable, "no PostgreSQL server here"))

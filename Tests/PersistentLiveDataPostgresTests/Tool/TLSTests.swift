@@ -7,7 +7,7 @@ import PostgresNIO
 import Testing
 
 extension ServerFaultSuites {
-  /// `sslmode` and `sslrootcert` (API §21) against real clusters the tests start: one with `ssl = on`
+  /// `sslmode` and `sslrootcert` against real clusters the tests start: one with `ssl = on`
   /// and a certificate for `localhost` signed by a CA the test makes, one without TLS. `pg_stat_ssl`
   /// says whether a session is encrypted; every refusal says which rule refused, and no message holds
   /// the password.
