@@ -213,7 +213,7 @@ import Testing
       usage.stderr == """
         Error: Missing expected argument '<key>'
         Help:  <key>  The key.
-        Usage: pld-tool history <database> [--json] <key> [--limit <n>]
+        Usage: pld-tool history <database> [--json] <key> [--limit <n>] [--all]
           See 'pld-tool history --help' for more information.
 
         """)

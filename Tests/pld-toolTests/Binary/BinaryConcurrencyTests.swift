@@ -14,7 +14,7 @@ import Glibc
 @Suite(.ownThread) struct BinaryConcurrencyTests {
   static let readCommands: [[String]] = [
     ["inspect"], ["inspect", "--json"], ["keys"], ["keys", "--json"], ["get", "settings"],
-    ["get", "counter", "--version", "3"], ["history", "counter"], ["history", "settings", "--json"],
+    ["get", "counter", "--version", "3"], ["history", "counter", "--all"], ["history", "settings", "--json"],
     ["diff", "settings", "1", "3"], ["export"], ["verify"], ["verify", "--json"],
   ]
 
