@@ -74,11 +74,14 @@ extension Reliability {
       let run = try ChildProcess(tool, ["inspect", "--json", path], mergingStandardError: true)
       let output = run.readAllLines().joined(separator: "\n")
       run.wait()
+      // The report, when it printed one: exit status 0 for a sound file, 1 for a damaged one.
+      let document = (try? JSONSerialization.jsonObject(with: Data(output.utf8))) as? [String: Any]
+      let ok = (document?["integrity"] as? [String: Any])?["ok"] as? Bool
       switch run.exitCode {
-      case 0:
-        let document = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any]
-        let integrity = document?["integrity"] as? [String: Any]
-        return integrity?["ok"] as? Bool == true ? "opens" : "corrupt"
+      case 0 where ok == true:
+        return "opens"
+      case 1 where ok == false:
+        return "corrupt"
       case 1 where inspector.message.map({ "Error: \($0)" }) == output:
         return inspector.verdict
       case 1 where output == "Error: \"\(path)\" is an empty file, not a store.":
