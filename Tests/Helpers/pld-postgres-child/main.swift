@@ -12,7 +12,7 @@
 //              COUNT, then "done"
 //   serve      prints "opened V stale|fresh" once the key is open (its local cache flushed), then
 //              "version V" for each version `changes(since:)` delivers after it until version COUNT, then
-//              "done V stale|fresh"
+//              "done V stale|fresh" once the live value is at COUNT and confirmed (or 30 s passed)
 //
 // With PLD_CHILD_CACHE=PATH in the environment, the store keeps its local cache in PATH
 // (`PostgresStoreOptions.localCachePath`).
@@ -105,6 +105,12 @@ func perform(mode: String, key: String, count: Int, store: PostgresStore) async 
         emit("version \(change.version)")
         if change.version >= Int64(count) { break }
       }
+    }
+    // `changes(since:)` reads stored versions from the server itself; the live value follows on its own
+    // (the open's read of the server, the listener's catch-up): "done" is said once it did, or after 30 s.
+    let deadline = ContinuousClock.now + .seconds(30)
+    while data.version < Int64(count) || data.isStale, ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(10))
     }
     store.flushLocalCache()
     emit("done \(data.version) \(data.isStale ? "stale" : "fresh")")
