@@ -478,13 +478,17 @@ class InspectorTests(unittest.TestCase):
 
     # MARK: a shared store
 
-    def test_a_shared_store_with_two_replicas_writing(self):
+    def postgres_server(self):
+        """A throwaway PostgreSQL server in the test's folder; skips the test where there is none."""
         if not os.access(HELPER, os.X_OK):
             self.skipTest("pld-postgres-child is not built next to pld-tool")
         binaries = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
         if not binaries:
             self.skipTest("no PostgreSQL installation in /usr/lib/postgresql")
-        server = PostgresServer(os.path.dirname(binaries[-1]), self.folder)
+        return PostgresServer(os.path.dirname(binaries[-1]), self.folder)
+
+    def test_a_shared_store_with_two_replicas_writing(self):
+        server = self.postgres_server()
         try:
             url = f"postgres://test@/postgres?host={server.socket_folder}&port={server.port}"
             replica = [HELPER, "increment", server.socket_path, "test", "postgres", "shared counter", "1"]
@@ -515,12 +519,7 @@ class InspectorTests(unittest.TestCase):
     def test_keys_of_value_schema_2_on_a_shared_store(self):
         """A key whose versions were written by an upgraded type (schema 2), before the inspector starts and
         while it runs, is listed and shown with its schema version; the inspector keeps running."""
-        if not os.access(HELPER, os.X_OK):
-            self.skipTest("pld-postgres-child is not built next to pld-tool")
-        binaries = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
-        if not binaries:
-            self.skipTest("no PostgreSQL installation in /usr/lib/postgresql")
-        server = PostgresServer(os.path.dirname(binaries[-1]), self.folder)
+        server = self.postgres_server()
         try:
             url = f"postgres://test@/postgres?host={server.socket_folder}&port={server.port}"
             def child(mode, key, count):
