@@ -57,7 +57,7 @@ struct DamagedFileCase: Sendable, CustomStringConvertible {
 
   /// A closed, checkpointed store of about 60 pages (DamagedFileTests' 200 versions and 50 keys).
   static func store(_ path: String) throws {
-    try Reliability.DamagedFileTests.writeStore(at: path)
+    try Reliability.Timed.DamagedFileTests.writeStore(at: path)
   }
 
   /// A writer killed after `acknowledged` commits, which leaves them in a hot `-wal` file.
@@ -70,7 +70,7 @@ struct DamagedFileCase: Sendable, CustomStringConvertible {
 
   static func overwritePage(_ path: String, index: (_ pages: Int) -> Int, with filler: (Int) -> Data) throws {
     var bytes = try #require(fileBytes(path))
-    let pageSize = Reliability.DamagedFileTests.pageSize(bytes)
+    let pageSize = Reliability.Timed.DamagedFileTests.pageSize(bytes)
     let page = index(bytes.count / pageSize)
     bytes.replaceSubrange(page * pageSize..<(page + 1) * pageSize, with: filler(pageSize))
     try writeFile(path, bytes)
@@ -164,7 +164,7 @@ struct DamagedFileCase: Sendable, CustomStringConvertible {
     },
     DamagedFileCase(name: "damaged, with a hot WAL", expected: "corrupt") { path in
       try store(path)
-      let page = try Reliability.DamagedFileTests.lastLeafPageOfValues(path)
+      let page = try Reliability.Timed.DamagedFileTests.lastLeafPageOfValues(path)
       try killWriter(path, after: 5)
       try overwritePage(path, index: { _ in page - 1 }, with: { pseudoRandomBytes(count: $0, seed: 11) })
     },

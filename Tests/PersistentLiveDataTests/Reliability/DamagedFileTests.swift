@@ -8,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-extension Reliability {
+extension Reliability.Timed {
   /// Damaged files beyond Persistence/FileValidationTests (text, random bytes, short, empty, truncated, one
   /// garbage page, newer schema): zeroed pages, random pages over many seeds, each header field, and a
   /// `-wal` that belongs to another database. Each gives a typed error — or opens with its data intact,

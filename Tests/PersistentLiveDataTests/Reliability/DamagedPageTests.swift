@@ -5,7 +5,7 @@ import Testing
 
 @testable import PersistentLiveData
 
-extension Reliability {
+extension Reliability.Timed {
   /// One damaged page in the middle of a store opened with the default options: the read that meets it
   /// throws `corrupt` naming the path, the key, the version and the SQLite code, and reports a
   /// `StoreEvent`; `history()` never returns a shorter list without a word; nothing is reset or

@@ -8,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-extension Reliability {
+extension Reliability.Timed {
   /// Disk full and read-only media where Persistence/FailedWriteTests does not go: opening and creating
   /// stores on a full disk, a checkpoint that finds no room, a file system remounted read-only, a folder
   /// made immutable. Root only (tmpfs mounts, `chattr`); skipped otherwise with the reason.

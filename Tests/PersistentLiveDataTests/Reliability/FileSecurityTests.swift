@@ -8,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-extension Reliability {
+extension Reliability.Timed {
   /// What a store leaves on disk for someone who reads the files: deleted secrets (with
   /// `StoreOptions.secureDelete`), and nothing written through a planted symbolic link. File modes (0600,
   /// folders 0700) and a database path that is a link are covered by Persistence/StoreFileTests.

@@ -4,7 +4,7 @@ import Testing
 
 @testable import PersistentLiveData
 
-extension Reliability {
+extension Reliability.Timed {
   /// Replays the fuzzers' seed corpora and every input that once crashed them (Fuzz/regressions/, one
   /// file per finding) through the same harness, in the ordinary test run: a fixed crash stays fixed.
   @Suite struct FuzzRegressionTests {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import PersistentLiveData
 
-extension Reliability {
+extension Reliability.InjectedFaults {
   /// Keys and values at and past the limits, and rows another SQLite client wrote that the library would
   /// never write: handled with a clear error or a correct round trip, never a crash. (Keys with NUL bytes,
   /// quotes and SQL are covered by Persistence/KeyTests.)

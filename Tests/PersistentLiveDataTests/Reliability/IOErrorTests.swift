@@ -9,7 +9,7 @@ import Testing
 import Glibc
 #endif
 
-extension Reliability {
+extension Reliability.InjectedFaults {
   /// SQLite's own I/O-error loop, on the library: the N-th read, write, sync or truncate of the store's
   /// files fails, for N = 1, 2, 3 … until the operation completes without reaching the fault — once
   /// (a transient error) and from then on (a persistent one, cleared afterwards). After every fault:

@@ -8,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-extension Reliability {
+extension Reliability.InjectedFaults {
   /// A checkpoint copies pages from the WAL into the database file in increasing page order, page 1 —
   /// which holds the new database size — first. A crash or power loss in the middle of one leaves a file
   /// shorter than its header claims, with every missing page still in the WAL: a sound database that

@@ -4,7 +4,7 @@ import Testing
 
 @testable import PersistentLiveData
 
-extension Reliability {
+extension Reliability.InjectedFaults {
   /// Simulated power loss: the writer runs on the `pld_crashsim` VFS (Tests/Helpers/PLDCrashSim), which
   /// after a random number of writes and syncs reverts or tears, at random, the writes not yet synced and
   /// kills the process — what a disk cache that never reached stable storage leaves behind.

@@ -4,7 +4,7 @@ import Testing
 
 @testable import PersistentLiveData
 
-extension Reliability {
+extension Reliability.Timed {
   /// `.normal` loses at most a stated window: the store syncs its WAL in the background
   /// (`StoreOptions.walSyncInterval`, 100 ms by default), so a simulated power loss may lose only the
   /// versions acknowledged in the last interval — plus a tolerance for the timer on a loaded machine.

@@ -8,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-extension Reliability {
+extension Reliability.Timed {
   /// SIGKILL at random points of a writing process: nothing acknowledged is lost, nothing is corrupted.
   ///
   /// A child (`pld-test-child records`) sets version 1, 2, 3 … of one key and prints "ack N" after each

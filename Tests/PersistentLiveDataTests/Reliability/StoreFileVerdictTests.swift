@@ -4,7 +4,7 @@ import Testing
 
 @testable import PersistentLiveData
 
-extension Reliability {
+extension Reliability.Timed {
   /// The library and pld-tool give one answer to "is this file ours?" (StoreFileValidator): every case
   /// of the damaged-file corpus gets the same verdict from `PersistentStore(path:)`, from the
   /// `StoreInspector` pld-tool reads with, and from the built `pld-tool inspect` binary — and the reads

@@ -30,7 +30,7 @@ extension StorageTests {
     @Test func truncatedFileWithAWALDependsOnWhetherTheWALIsRead() throws {
       let folder = try TemporaryDirectory("validator")
       let path = folder.path("store.db")
-      try Reliability.DamagedFileTests.writeStore(at: path)
+      try Reliability.Timed.DamagedFileTests.writeStore(at: path)
       try truncateFile(path, to: try #require(fileBytes(path)).count / 2)
       #expect(throws: PersistentLiveDataError.self) {
         try StoreFileValidator.checkFile(at: path, access: .readOnly)
