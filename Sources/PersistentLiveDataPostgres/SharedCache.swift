@@ -5,7 +5,7 @@ import PersistentLiveData
 
 /// A replica's local copy of the latest version the server committed of every key it opened
 /// (``PostgresStoreOptions/localCachePath``): an ordinary store file of this library, so `pld-tool keys`,
-/// `get` and `history` read it.
+/// `get` and `history` read it. A key the server removed is removed from it as well.
 ///
 /// Each version is kept under the number the server gave it, with its time, value schema version and
 /// attribution (``PersistentStore/storeVerbatim(_:)``, the faithful-restore path of the store's one
@@ -52,8 +52,29 @@ final class SharedCache: Sendable {
   private let logger: Logger?
   private let events: StoreEventHub
   private let queue = DispatchQueue(label: "pld.postgres.local-cache")
-  /// The newest row of each key waiting for the queue.
-  private let pending = Locked<[StoreKey: StoredRow]>([:])
+  /// What the queue is to write of a key: its newest row, or its removal.
+  private enum Entry {
+    case row(StoredRow)
+    /// The key was removed on the server, the removal taking this version: the cache forgets the key.
+    case removal(key: String, version: Int64)
+
+    var key: String {
+      switch self {
+      case .row(let row): row.key
+      case .removal(let key, _): key
+      }
+    }
+
+    var version: Int64 {
+      switch self {
+      case .row(let row): row.version
+      case .removal(_, let version): version
+      }
+    }
+  }
+
+  /// The newest row (or removal) of each key waiting for the queue.
+  private let pending = Locked<[StoreKey: Entry]>([:])
   /// The newest version of each key known to be in the file: a row read again from the server (every
   /// `changes(since:)` reads the newest) is not written again.
   private let newestStored = Locked<[StoreKey: Int64]>([:])
@@ -181,7 +202,7 @@ final class SharedCache: Sendable {
     do {
       let row = try store.rows(key: key, limit: 1).first
       noteUsable()
-      if let row { noteStored(row) }
+      if let row { noteStored(key: row.key, version: row.version) }
       return row
     } catch {
       failed(with: error)
@@ -205,13 +226,24 @@ final class SharedCache: Sendable {
   /// Keeps `row` — a version the server committed — unless the cache holds a newer one; written on the
   /// cache's queue.
   func record(_ row: StoredRow) {
+    enqueue(.row(row))
+  }
+
+  /// Forgets `key`, which the server removed at `version`, unless the cache holds a newer version (a
+  /// write after the removal): a removed member or key is not opened from the cache while the server is
+  /// away. On the cache's queue, as rows are.
+  func recordRemoval(key: String, version: Int64) {
+    enqueue(.removal(key: key, version: version))
+  }
+
+  private func enqueue(_ entry: Entry) {
+    let key = StoreKey(entry.key)
     if case .setAside = state.withLock({ $0.phase }) { return }
-    let key = StoreKey(row.key)
-    if let stored = newestStored.withLock({ $0[key] }), stored >= row.version { return }
+    if let stored = newestStored.withLock({ $0[key] }), stored >= entry.version { return }
     let isFirst = pending.withLock { pending -> Bool in
       let wasEmpty = pending.isEmpty
-      if let waiting = pending[key], waiting.version >= row.version { return false }
-      pending[key] = row
+      if let waiting = pending[key], waiting.version >= entry.version { return false }
+      pending[key] = entry
       return wasEmpty
     }
     // A little later than at once: the writes of a burst (a key set many times, many keys caught up)
@@ -230,27 +262,33 @@ final class SharedCache: Sendable {
 
   private func drain() {
     while true {
-      let rows = pending.withLock { pending -> [StoredRow] in
+      let entries = pending.withLock { pending -> [Entry] in
         defer { pending = [:] }
         return Array(pending.values)
       }
-      guard !rows.isEmpty else { return }
+      guard !entries.isEmpty else { return }
       let store: PersistentStore
       switch availability {
       case .setAside: continue
       case .locked(let retryAt):
-        retry(rows, at: retryAt)
+        retry(entries, at: retryAt)
         return
       case .usable(let usable): store = usable
       }
-      for (index, row) in rows.enumerated() {
+      for (index, entry) in entries.enumerated() {
         do {
-          // Not written when the file holds this version or a newer one already: newest as well.
-          _ = try store.storeVerbatim(row)
+          switch entry {
+          case .row(let row):
+            // Not written when the file holds this version or a newer one already: newest as well.
+            _ = try store.storeVerbatim(row)
+            noteStored(key: row.key, version: row.version)
+          case .removal(let key, let version):
+            try WriteAttribution.$current.withValue(nil) { try store.removeKey(key) }
+            noteStored(key: key, version: version)
+          }
           noteUsable()
-          noteStored(row)
         } catch let error where Self.isLock(error) {
-          retry(Array(rows[index...]), at: noteLocked())
+          retry(Array(entries[index...]), at: noteLocked())
           return
         } catch {
           failed(with: error)
@@ -260,13 +298,13 @@ final class SharedCache: Sendable {
     }
   }
 
-  /// Puts `rows` back (unless newer ones of their keys came meanwhile) and writes them at `instant`.
-  private func retry(_ rows: [StoredRow], at instant: ContinuousClock.Instant) {
+  /// Puts `entries` back (unless newer ones of their keys came meanwhile) and writes them at `instant`.
+  private func retry(_ entries: [Entry], at instant: ContinuousClock.Instant) {
     pending.withLock { pending in
-      for row in rows {
-        let key = StoreKey(row.key)
-        if let waiting = pending[key], waiting.version >= row.version { continue }
-        pending[key] = row
+      for entry in entries {
+        let key = StoreKey(entry.key)
+        if let waiting = pending[key], waiting.version >= entry.version { continue }
+        pending[key] = entry
       }
     }
     let wait = max(instant - .now, .zero)
@@ -275,10 +313,10 @@ final class SharedCache: Sendable {
     queue.asyncAfter(deadline: .now() + .milliseconds(milliseconds + 1)) { self.drain() }
   }
 
-  private func noteStored(_ row: StoredRow) {
+  private func noteStored(key: String, version: Int64) {
     newestStored.withLock { newest in
-      let key = StoreKey(row.key)
-      newest[key] = max(newest[key] ?? 0, row.version)
+      let key = StoreKey(key)
+      newest[key] = max(newest[key] ?? 0, version)
     }
   }
 

@@ -31,7 +31,11 @@ extension SharedDatabase {
       }
       return .never
     }
-    if case .row(let row) = state { cache?.record(row) }
+    switch state {
+    case .row(let row): cache?.record(row)
+    case .removed(let version): cache?.recordRemoval(key: key, version: version)
+    case .never: break
+    }
     return state
   }
 
@@ -193,6 +197,7 @@ extension SharedDatabase {
   func removalEffect(of key: String, _ removal: (version: Int64, at: Date), onMainActor: Bool) -> CommitEffect
   {
     defer { changeSignal.signal() }
+    cache?.recordRemoval(key: key, version: removal.version)
     var effect =
       registry.instance(for: key)?.receiveRemoval(version: removal.version, onMainActor: onMainActor) ?? .none
     effect.merge(
