@@ -342,7 +342,7 @@ public final class SharedTransaction {
   private func stage<Value>(_ value: Value, of data: SharedLiveData<Value>, ifVersion expected: Int64?) throws
   {
     guard data.database === database else { throw SharedStoreError.foreignValue(key: data.key) }
-    let payload = String(decoding: try ValueCodec.encode(value, key: data.key), as: UTF8.self)
+    let payload = String(decoding: try data.decoding.encode(value, key: data.key), as: UTF8.self)
     var write = try data.write(payload, staged: value)
     write.expectedVersion = expected
     stage(write) { committed, onMainActor in

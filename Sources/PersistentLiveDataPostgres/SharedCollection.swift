@@ -155,9 +155,9 @@ public final class SharedCollection<Element: Codable & Sendable>: StoredCollecti
 
   /// A write of `element` as the next version of `key` (after `expectedVersion`, when given).
   func stagedWrite(_ element: Element, key: String, expectedVersion: Int64?) throws -> SharedWrite {
-    let payload = String(decoding: try ValueCodec.encode(element, key: key), as: UTF8.self)
+    let payload = String(decoding: try decoding.encode(element, key: key), as: UTF8.self)
     var write = SharedWrite(
-      key: key, keyHash: KeyHash.of(key), payload: payload, schemaVersion: decoding.schemaVersion)
+      key: key, keyHash: KeyHash.of(key), payload: payload, schemaVersion: decoding.writtenSchemaVersion)
     write.expectedVersion = expectedVersion
     write.attribution = try WriteAttribution.validatedCurrent()
     write.staged = element

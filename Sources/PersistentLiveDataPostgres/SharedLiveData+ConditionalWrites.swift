@@ -41,7 +41,7 @@ extension SharedLiveData {
     async throws
   {
     var write = try write(
-      String(decoding: try ValueCodec.encode(newValue, key: key), as: UTF8.self), staged: newValue)
+      String(decoding: try decoding.encode(newValue, key: key), as: UTF8.self), staged: newValue)
     write.expectedVersion = expected
     guard let committed = try await database.commit([write], operation: "set")?.first else {
       throw VersionConflict(key: key, expected: expected, actual: try await database.headVersion(of: key))

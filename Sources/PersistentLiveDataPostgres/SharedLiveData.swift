@@ -253,7 +253,7 @@ public final class SharedLiveData<Value: Codable & Sendable>: StoredLiveData<Val
   }
 
   private func encode(_ value: Value) throws -> String {
-    String(decoding: try ValueCodec.encode(value, key: key), as: UTF8.self)
+    String(decoding: try decoding.encode(value, key: key), as: UTF8.self)
   }
 
   /// A write of `payload`, recording the ``WriteAttribution/current`` of the caller.
@@ -261,7 +261,7 @@ public final class SharedLiveData<Value: Codable & Sendable>: StoredLiveData<Val
   /// - Throws: ``WriteAttributionTooLong`` when it is over a limit; nothing is written then.
   func write(_ payload: String, staged: Value) throws -> SharedWrite {
     var write = SharedWrite(
-      key: key, keyHash: keyHash, payload: payload, schemaVersion: decoding.schemaVersion)
+      key: key, keyHash: keyHash, payload: payload, schemaVersion: decoding.writtenSchemaVersion)
     write.attribution = try WriteAttribution.validatedCurrent()
     // Only a live collection takes the typed value (without one, nothing is boxed on the write path; a
     // collection opened meanwhile decodes the row instead).

@@ -67,6 +67,55 @@ public protocol PersistentValue: Codable, Sendable {
   ///   - storedSchemaVersion: The schema version the stored version was written with.
   /// - Throws: Any error, when the stored form cannot be read.
   init(from decoder: any Decoder, storedSchemaVersion: Int) throws
+
+  /// The schema version this build writes — in `set`, `update`, `rollback`, group commit and
+  /// transactions alike, on every store. Default: ``schemaVersion``.
+  ///
+  /// Set it below ``schemaVersion`` to *expand before you contract*: ship a release that reads the new
+  /// form (``schemaVersion`` 2) while it still writes the old one (`writtenSchemaVersion` 1), then, once
+  /// every replica and app runs it, a release that writes the new form. A rollback between the two never
+  /// makes a stored value unreadable to a running build: nothing writes schema 2 until every build reads
+  /// it. Values outside `1 ... schemaVersion` are clamped into it.
+  ///
+  /// ```swift
+  /// struct Settings: PersistentValue {
+  ///   static let schemaVersion = 2          // reads schema 2 (with `fontSize`)…
+  ///   static let writtenSchemaVersion = 1   // …but still writes schema 1
+  ///   var theme: String
+  ///   var fontSize: Int
+  ///
+  ///   init(theme: String, fontSize: Int) {
+  ///     self.theme = theme
+  ///     self.fontSize = fontSize
+  ///   }
+  ///
+  ///   private struct Schema1: Codable { var theme: String }
+  ///
+  ///   init(from decoder: any Decoder, storedSchemaVersion: Int) throws {
+  ///     self.init(theme: try Schema1(from: decoder).theme, fontSize: 14)
+  ///   }
+  ///
+  ///   func encode(to encoder: any Encoder, schemaVersion: Int) throws {
+  ///     try Schema1(theme: theme).encode(to: encoder)   // schema 1: no fontSize
+  ///   }
+  /// }
+  /// ```
+  static var writtenSchemaVersion: Int { get }
+
+  /// Encodes `self` in the stored form of `schemaVersion`, for a build whose ``writtenSchemaVersion`` is
+  /// below ``schemaVersion``; called only then (the current form is written with `encode(to:)`).
+  /// Default: `encode(to:)`.
+  ///
+  /// ```swift
+  /// func encode(to encoder: any Encoder, schemaVersion: Int) throws {
+  ///   try Schema1(theme: theme).encode(to: encoder)
+  /// }
+  /// ```
+  /// - Parameters:
+  ///   - encoder: The encoder of the stored JSON, at its top level.
+  ///   - schemaVersion: The form to write: ``writtenSchemaVersion``.
+  /// - Throws: Any error; nothing is written then.
+  func encode(to encoder: any Encoder, schemaVersion: Int) throws
 }
 
 extension PersistentValue {
@@ -89,5 +138,26 @@ extension PersistentValue {
   /// - Throws: What `init(from:)` throws.
   public init(from decoder: any Decoder, storedSchemaVersion: Int) throws {
     try self.init(from: decoder)
+  }
+
+  /// The schema this build writes is the one it reads: ``schemaVersion``.
+  ///
+  /// ```swift
+  /// struct Draft: PersistentValue { static let schemaVersion = 2; var text = "" }
+  /// Draft.writtenSchemaVersion   // 2
+  /// ```
+  public static var writtenSchemaVersion: Int { schemaVersion }
+
+  /// Encodes every form as the current one: `try encode(to: encoder)`.
+  ///
+  /// ```swift
+  /// struct Draft: PersistentValue { var text = "" }   // writes every schema with encode(to:)
+  /// ```
+  /// - Parameters:
+  ///   - encoder: The encoder of the stored JSON.
+  ///   - schemaVersion: Ignored.
+  /// - Throws: What `encode(to:)` throws.
+  public func encode(to encoder: any Encoder, schemaVersion: Int) throws {
+    try encode(to: encoder)
   }
 }

@@ -98,8 +98,8 @@ extension StoredLiveData: StoredLiveValue {}
 
 extension StoredLiveData {
   /// What a rollback to `row` writes: its value, and the bytes to store — the row's own when it was
-  /// stored with the current ``PersistentValue/schemaVersion``, the upgraded value encoded in today's form
-  /// otherwise (the old row stays as it is).
+  /// stored with the schema this build writes (``PersistentValue/writtenSchemaVersion``), the decoded
+  /// value encoded in that form otherwise (the old row stays as it is).
   ///
   /// ```swift
   /// let (restored, payload) = try rollbackWrite(of: row)
@@ -109,7 +109,8 @@ extension StoredLiveData {
   package func rollbackWrite(of row: StoredRow) throws -> (value: Value, payload: Data) {
     let restored = try decoding.decode(row)
     let payload =
-      row.schemaVersion == decoding.schemaVersion ? row.payload : try ValueCodec.encode(restored, key: key)
+      row.schemaVersion == decoding.writtenSchemaVersion
+      ? row.payload : try decoding.encode(restored, key: key)
     return (restored, payload)
   }
 

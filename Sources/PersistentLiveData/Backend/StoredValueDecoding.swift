@@ -1,4 +1,4 @@
-internal import Foundation
+package import Foundation
 package import Logging
 
 /// How a live value turns stored rows into values under the store's ``DecodeFailurePolicy``.
@@ -45,8 +45,24 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
     schema = ValueSchema()
   }
 
-  /// The schema version this type writes: ``PersistentValue/schemaVersion``, or 1.
+  /// The newest schema version this type reads: ``PersistentValue/schemaVersion``, or 1.
   package var schemaVersion: Int { schema.current }
+
+  /// The schema version this type writes: ``PersistentValue/writtenSchemaVersion`` (at most
+  /// ``schemaVersion``), or 1. Every write of the type records it, with a payload from ``encode(_:key:)``.
+  package var writtenSchemaVersion: Int { schema.written }
+
+  /// `value` encoded in the form of ``writtenSchemaVersion``: `encode(to:)` for the current form,
+  /// ``PersistentValue/encode(to:schemaVersion:)`` for an older one.
+  ///
+  /// ```swift
+  /// let payload = try decoding.encode(value, key: key)   // recorded with decoding.writtenSchemaVersion
+  /// ```
+  /// - Throws: ``PersistentLiveDataError/encodingFailed(key:reason:)`` or
+  ///   ``PersistentLiveDataError/valueTooDeep(key:depth:)``.
+  package func encode(_ value: Value, key: String) throws -> Data {
+    try schema.encode(value, key: key)
+  }
 
   /// Decodes `row`, upgrading it in memory when it was stored with an older schema version.
   ///

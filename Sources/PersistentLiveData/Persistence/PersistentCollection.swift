@@ -154,9 +154,10 @@ public final class PersistentCollection<Element: Codable & Sendable>: StoredColl
   /// Commits `element` as the next version of `key`. A live value of the key, if any, decodes it in the
   /// notify phase; the collection takes the value as it was given.
   private func write(_ element: Element, key: String, expectedVersion: Int64?, onMainActor: Bool) throws {
-    let payload = try ValueCodec.encode(element, key: key)
+    let payload = try decoding.encode(element, key: key)
     var write = try PendingWrite(
-      key: key, payload: payload, schemaVersion: decoding.schemaVersion, expectedVersion: expectedVersion,
+      key: key, payload: payload, schemaVersion: decoding.writtenSchemaVersion,
+      expectedVersion: expectedVersion,
       staged: element)
     write.notifiesOnMainActor = onMainActor
     try database.commit(write)

@@ -33,7 +33,7 @@ extension PersistentLiveData {
     _ newValue: Value, ifVersion expected: Int64, isolation: isolated (any Actor)? = #isolation
   ) throws {
     try database.instrumentation.measure(.set, key: key) {
-      let payload = try ValueCodec.encode(newValue, key: key)
+      let payload = try decoding.encode(newValue, key: key)
       do {
         try write(newValue, payload: payload, expectedVersion: expected, isolation: isolation)
       } catch let stale as StaleWrite {

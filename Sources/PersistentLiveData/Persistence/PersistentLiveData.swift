@@ -58,7 +58,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
   ///   or ``WriteAttributionTooLong`` for an attribution over its limits; nothing has changed then.
   public func set(_ newValue: Value, isolation: isolated (any Actor)? = #isolation) throws {
     try database.instrumentation.measure(.set, key: key) {
-      let payload = try ValueCodec.encode(newValue, key: key)
+      let payload = try decoding.encode(newValue, key: key)
       try write(newValue, payload: payload, expectedVersion: nil, isolation: isolation)
     }
   }
@@ -97,7 +97,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
       let base = currentBase()
       var candidate = base.value
       try transform(&candidate)
-      let payload = try ValueCodec.encode(candidate, key: key)
+      let payload = try decoding.encode(candidate, key: key)
       do {
         try write(candidate, payload: payload, expectedVersion: base.version, isolation: isolation)
         return candidate
@@ -172,8 +172,8 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
   ///   - version: A kept version of this key.
   ///   - isolation: The caller's isolation, filled in by the compiler; decides whether observers are
   ///     called before this returns (main actor) or scheduled.
-  /// A version stored with an older ``PersistentValue/schemaVersion`` is upgraded, and the new version
-  /// holds the upgraded content, written with the current schema version; the old row stays as it is.
+  /// A version stored with another schema version is decoded (an older one upgraded), and the new version
+  /// holds that content, written with ``PersistentValue/writtenSchemaVersion``; the old row stays as it is.
   ///
   /// - Throws: ``PersistentLiveDataError/unknownVersion(key:version:)`` if it was never written or has
   ///   been pruned; ``PersistentLiveDataError/undecodable(key:version:reason:)`` or
@@ -207,7 +207,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
   /// - Throws: As ``set(_:isolation:)``; nothing has changed then.
   public func reset(isolation: isolated (any Actor)? = #isolation) throws {
     try database.instrumentation.measure(.reset, key: key) {
-      let payload = try ValueCodec.encode(defaultValue, key: key)
+      let payload = try decoding.encode(defaultValue, key: key)
       try write(defaultValue, payload: payload, expectedVersion: nil, isolation: isolation)
     }
   }
@@ -242,7 +242,8 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
     _ newValue: Value, payload: Data, expectedVersion: Int64?, onMainActor: Bool
   ) throws -> PendingWrite {
     var write = try PendingWrite(
-      key: key, payload: payload, schemaVersion: decoding.schemaVersion, expectedVersion: expectedVersion,
+      key: key, payload: payload, schemaVersion: decoding.writtenSchemaVersion,
+      expectedVersion: expectedVersion,
       staged: newValue
     ) { [self] committed in
       commitTimes.record(

@@ -59,7 +59,7 @@ extension PersistentLiveData {
   /// - Throws: As ``PersistentStore/write(_:)``; nothing has changed then.
   public func write(_ newValue: Value) async throws {
     try await database.instrumentation.measure(.write, key: key) {
-      let payload = try await Self.encode(newValue, key: key)
+      let payload = try await Self.encode(newValue, key: key, decoding: decoding)
       // Prepared here, carried down to the writer: the writer inserts it and never calls back up into
       // this live value (only its apply phase moves memory, under the lock, after the commit).
       try await database.write(
@@ -71,7 +71,9 @@ extension PersistentLiveData {
   /// the store's writer, whose serial time bounds the throughput of a group commit: sixteen callers
   /// encode in parallel while the writer waits for the disk. Encoding is user code (`encode(to:)`); it
   /// never runs under the store's lock.
-  private nonisolated static func encode(_ value: Value, key: String) async throws -> Data {
-    try ValueCodec.encode(value, key: key)
+  private nonisolated static func encode(
+    _ value: Value, key: String, decoding: StoredValueDecoding<Value>
+  ) async throws -> Data {
+    try decoding.encode(value, key: key)
   }
 }
