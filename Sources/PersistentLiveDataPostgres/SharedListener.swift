@@ -355,12 +355,12 @@ struct SharedListener: Sendable {
     for instance in live { (instance as? any SharedStaleness)?.confirm() }
   }
 
-  /// Handles one notification: entries `VERSION ORIGIN k KEY` or `VERSION ORIGIN h HASH`, one per line
-  /// (see ``SharedNotification``). This store's own writes moved memory and woke its readers already.
+  /// Handles one notification (``SharedNotification/Format``); its own writes moved memory already.
   private func receive(_ payload: String, into reads: NotifiedReads) {
+    guard let entries = database.entries(of: payload) else { return }
     var heard = false
     let origin = database.origin.utf8
-    for entry in SharedNotification.Entry.all(in: payload) where !entry.origin.elementsEqual(origin) {
+    for entry in entries where !entry.origin.elementsEqual(origin) {
       if !heard { database.notifier.writers.heard(entry.origin) }
       heard = true
       let named = String(Substring(entry.name))

@@ -155,22 +155,27 @@ final class SharedNotifier: Sendable {
     min(interval * max(1, writers), longestInterval)
   }
 
-  /// `entries` joined by newlines into as few payloads as fit ``payloadLimit`` (an entry never
-  /// contains a newline and is at most ``payloadLimit`` bytes long).
+  /// `entries` joined by newlines into as few payloads as fit ``payloadLimit``, each after the format's
+  /// first line (``SharedNotification/Format/marker``). An entry never contains a newline and is at most
+  /// ``longestEntry`` bytes long.
   static func payloads(_ entries: [String]) -> [String] {
     var payloads: [String] = []
-    var current = ""
+    let header = SharedNotification.Format.marker
+    var current = header
     for entry in entries {
-      if !current.isEmpty, current.utf8.count + 1 + entry.utf8.count > payloadLimit {
+      if current.utf8.count > header.utf8.count, current.utf8.count + 1 + entry.utf8.count > payloadLimit {
         payloads.append(current)
-        current = ""
+        current = header
       }
-      if !current.isEmpty { current += "\n" }
+      current += "\n"
       current += entry
     }
-    if !current.isEmpty { payloads.append(current) }
+    if current.utf8.count > header.utf8.count { payloads.append(current) }
     return payloads
   }
+
+  /// The longest entry a payload holds beside its format line.
+  static var longestEntry: Int { payloadLimit - SharedNotification.Format.marker.utf8.count - 1 }
 
   /// The newest version of each key among `notifications`, in the order keys first appear: an older one
   /// tells another replica nothing the newer does not.
@@ -280,6 +285,60 @@ struct SharedNotification: Sendable {
     /// Each entry of `payload`, one per line, skipping lines in no known format.
     static func all(in payload: String) -> [Entry] {
       payload.utf8.split(separator: UInt8(ascii: "\n")).compactMap { Entry($0) }
+    }
+  }
+
+  /// The format of a payload, named by its first line: `pld-notify/2` and the entries this store writes
+  /// (one per line, ``Entry``). A payload without that line is of format 1: the same entries, as the
+  /// releases before the marker sent them, and read the same way. A listener that meets a format newer
+  /// than it knows cannot tell which keys it names: it reads nothing of it and catches up at once
+  /// (``SharedListener``), rather than at its next periodic catch-up. Older listeners skip the first line
+  /// as a malformed entry and read the rest.
+  ///
+  /// ```swift
+  /// switch SharedNotification.Format.read(payload) {
+  /// case .entries(let entries): for entry in entries { … }
+  /// case .unknown(let format): catchUpNow()
+  /// }
+  /// ```
+  enum Format {
+    /// The format this store writes.
+    static let current = 2
+    /// What the first line of a payload starts with, before the format's number.
+    static let prefix = "pld-notify/"
+    /// The first line of every payload this store writes.
+    static let marker = "\(prefix)\(current)"
+
+    /// What a payload holds, for this store.
+    enum Contents {
+      case entries([Entry])
+      /// A format newer than this store knows (or a marker without a number): its format line.
+      case unknown(String)
+    }
+
+    /// Reads `payload`: format 1 (no marker) and ``current`` give their entries, another format nothing.
+    static func read(_ payload: String) -> Contents {
+      let bytes = payload.utf8
+      guard bytes.starts(with: prefix.utf8) else { return .entries(Entry.all(in: payload)) }
+      let lineEnd = bytes.firstIndex(of: UInt8(ascii: "\n")) ?? bytes.endIndex
+      let line = Substring(bytes[..<lineEnd])
+      guard line.dropFirst(prefix.count).elementsEqual(String(current)) else { return .unknown(String(line)) }
+      return .entries(Entry.all(in: String(Substring(bytes[lineEnd...]))))
+    }
+  }
+}
+
+extension SharedDatabase {
+  /// The entries of a notification's `payload`; nil for a payload in a format newer than this store
+  /// knows, after asking the listener's catch-up to look now: which keys it names is unknown here, so
+  /// what changed since the last look is read from the server at once, not at the next periodic look.
+  func entries(of payload: String) -> [SharedNotification.Entry]? {
+    switch SharedNotification.Format.read(payload) {
+    case .entries(let entries): return entries
+    case .unknown(let format):
+      logger.debug("A notification in a newer format; catching up", metadata: ["format": "\(format)"])
+      lookRequests.signal()
+      return nil
     }
   }
 }

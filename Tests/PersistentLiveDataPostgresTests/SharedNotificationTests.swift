@@ -40,9 +40,11 @@ struct SharedNotificationTests {
       #expect(await eventually { listening.withLock { $0 } }, "the eavesdropper listens")
     }
 
+    /// The entries of every payload heard, after each one's format line (`pld-notify/2`).
     var entries: [Heard] {
       payloads.all.flatMap { payload in
-        payload.split(separator: "\n").map { line in
+        #expect(payload.hasPrefix(SharedNotification.Format.marker + "\n"), "\(payload)")
+        return payload.split(separator: "\n").dropFirst().map { line in
           let parts = line.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
           return Heard(
             version: parts.first.flatMap { Int64($0) } ?? -1, kind: parts.count > 2 ? String(parts[2]) : "",
@@ -131,7 +133,8 @@ struct SharedNotificationTests {
       // Longer than the interval: the next write finds the notifier idle.
       try await Task.sleep(for: SharedNotifier.interval * 2)
     }
-    #expect(eavesdropper.payloads.all.allSatisfy { !$0.contains("\n") }, "one entry per payload")
+    #expect(
+      eavesdropper.payloads.all.allSatisfy { $0.split(separator: "\n").count == 2 }, "one entry per payload")
     #expect(eavesdropper.entries.map(\.version) == (1...Int64(count)).map { $0 })
     await eavesdropper.stop()
     await a.shutDown()
@@ -216,12 +219,23 @@ struct SharedNotificationTests {
   @Test func entriesArePackedIntoPayloadsWithinTheLimit() {
     let entries = (0..<500).map { "\($0) 5f3a k key-\($0)-" + String(repeating: "y", count: $0 % 97) }
     let payloads = SharedNotifier.payloads(entries)
+    let marker = SharedNotification.Format.marker
     #expect(payloads.count > 1)
-    #expect(payloads.allSatisfy { !$0.isEmpty && $0.utf8.count <= SharedNotifier.payloadLimit })
-    #expect(payloads.flatMap { $0.split(separator: "\n").map(String.init) } == entries)
-    let longest = String(repeating: "z", count: SharedNotifier.payloadLimit)
-    #expect(SharedNotifier.payloads(["1 a k b", longest, "2 a k c"]) == ["1 a k b", longest, "2 a k c"])
+    #expect(payloads.allSatisfy { $0.utf8.count <= SharedNotifier.payloadLimit })
+    #expect(payloads.allSatisfy { $0.hasPrefix(marker + "\n") && $0.count > marker.count + 1 })
+    #expect(payloads.flatMap { $0.split(separator: "\n").dropFirst().map(String.init) } == entries)
+    let longest = String(repeating: "z", count: SharedNotifier.longestEntry)
+    #expect(
+      SharedNotifier.payloads(["1 a k b", longest, "2 a k c"]) == [
+        "\(marker)\n1 a k b", "\(marker)\n\(longest)", "\(marker)\n2 a k c",
+      ])
     #expect(SharedNotifier.payloads([]).isEmpty)
+    // The longest entry a store writes: the longest key named in full, the largest version and origin.
+    let key = String(repeating: "k", count: SharedDatabase.longestNotifiedKey)
+    let entry = SharedNotification(
+      key: key, keyHash: KeyHash.of(key), version: .max, origin: String(UInt64.max, radix: 16)
+    ).entry
+    #expect(entry.utf8.count <= SharedNotifier.longestEntry)
   }
 }
 
@@ -243,6 +257,26 @@ struct SharedNotificationTests {
       ])
   }
 
+  /// A payload's first line names its format: format 2 (this store's) and the unmarked format 1 are read
+  /// alike; any other is not read at all — the listener catches up instead.
+  @Test func aPayloadsFormatIsReadFromItsFirstLine() {
+    func read(_ payload: String) -> String {
+      switch SharedNotification.Format.read(payload) {
+      case .entries(let entries):
+        entries.map { "\($0.version) \(String(Substring($0.name)))" }.joined(separator: ",")
+      case .unknown(let format): "unknown \(format)"
+      }
+    }
+    #expect(SharedNotification.Format.marker == "pld-notify/2")
+    #expect(read("pld-notify/2\n7 5f3a k flags\n8 5f3a k limits") == "7 flags,8 limits")
+    #expect(read("7 5f3a k flags\n8 5f3a k limits") == "7 flags,8 limits", "format 1: no marker")
+    #expect(read("pld-notify/3\n7 5f3a k flags") == "unknown pld-notify/3")
+    #expect(read("pld-notify/3") == "unknown pld-notify/3")
+    #expect(read("pld-notify/\n7 5f3a k flags") == "unknown pld-notify/")
+    #expect(read("pld-notify/22\n7 5f3a k flags") == "unknown pld-notify/22")
+    #expect(read("pld-notify/2") == "", "a marker alone: nothing")
+  }
+
   /// What a store writes, a store reads back: every kind of key, in payloads packed as the notifier does.
   @Test func whatTheNotifierWritesTheListenerReadsBack() {
     let write = { (key: String, version: Int64) in
@@ -254,7 +288,9 @@ struct SharedNotificationTests {
     let keys = ["plain", "with space", "new\nline", String(repeating: "é", count: 4_000), "ünïcödé 🙂"]
     let notifications = keys.enumerated().map { write($0.element, Int64($0.offset + 1)) }
     let entries = SharedNotifier.payloads(notifications.map(\.entry)).flatMap {
-      SharedNotification.Entry.all(in: $0)
+      payload -> [SharedNotification.Entry] in
+      guard case .entries(let entries) = SharedNotification.Format.read(payload) else { return [] }
+      return entries
     }
     #expect(entries.map(\.version) == [1, 2, 3, 4, 5])
     #expect(entries.allSatisfy { String(Substring($0.origin)) == "abc123" })
