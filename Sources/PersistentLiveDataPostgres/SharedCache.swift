@@ -237,8 +237,8 @@ final class SharedCache: Sendable {
   }
 
   private func enqueue(_ entry: Entry) {
-    let key = StoreKey(entry.key)
     if case .setAside = state.withLock({ $0.phase }) { return }
+    let key = StoreKey(entry.key)
     if let stored = newestStored.withLock({ $0[key] }), stored >= entry.version { return }
     let isFirst = pending.withLock { pending -> Bool in
       let wasEmpty = pending.isEmpty

@@ -283,7 +283,7 @@ struct SharedNotification: Sendable {
     }
 
     /// Each entry of `payload`, one per line, skipping lines in no known format.
-    static func all(in payload: String) -> [Entry] {
+    static func all(in payload: Substring) -> [Entry] {
       payload.utf8.split(separator: UInt8(ascii: "\n")).compactMap { Entry($0) }
     }
   }
@@ -317,13 +317,15 @@ struct SharedNotification: Sendable {
     }
 
     /// Reads `payload`: format 1 (no marker) and ``current`` give their entries, another format nothing.
+    /// On every payload of every replica: the entries are read in place, without copying the payload.
     static func read(_ payload: String) -> Contents {
       let bytes = payload.utf8
-      guard bytes.starts(with: prefix.utf8) else { return .entries(Entry.all(in: payload)) }
+      guard bytes.starts(with: prefix.utf8) else { return .entries(Entry.all(in: Substring(payload))) }
       let lineEnd = bytes.firstIndex(of: UInt8(ascii: "\n")) ?? bytes.endIndex
-      let line = Substring(bytes[..<lineEnd])
-      guard line.dropFirst(prefix.count).elementsEqual(String(current)) else { return .unknown(String(line)) }
-      return .entries(Entry.all(in: String(Substring(bytes[lineEnd...]))))
+      guard bytes[..<lineEnd].elementsEqual(marker.utf8) else {
+        return .unknown(String(Substring(bytes[..<lineEnd])))
+      }
+      return .entries(Entry.all(in: Substring(bytes[lineEnd...])))
     }
   }
 }

@@ -247,7 +247,7 @@ struct SharedNotificationTests {
       "99999999999999999999 5f3a k overflow", "5 5f3a q wrong-kind", "6 5f3a k", "8 5f3ak missing",
       " 5f3a k no-version", "9 5f3a k ",
     ].joined(separator: "\n")
-    let entries = SharedNotification.Entry.all(in: payload)
+    let entries = SharedNotification.Entry.all(in: Substring(payload))
     let read = entries.map { entry in
       "\(entry.version)|\(String(Substring(entry.origin)))|\(entry.isHash ? "h" : "k")|\(String(Substring(entry.name)))"
     }

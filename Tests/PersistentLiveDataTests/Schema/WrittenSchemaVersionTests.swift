@@ -4,49 +4,6 @@ import Testing
 
 @testable import PersistentLiveData
 
-/// Schema 1 of a profile, as the build before the change knows it.
-struct ProfileV1: PersistentValue, Equatable {
-  var name: String
-}
-
-/// The expand release: reads schema 2 (with `email`), still writes schema 1.
-struct ProfileReads2Writes1: PersistentValue, Equatable {
-  static let schemaVersion = 2
-  static let writtenSchemaVersion = 1
-  var name: String
-  var email: String
-
-  init(name: String, email: String) {
-    self.name = name
-    self.email = email
-  }
-
-  init(from decoder: any Decoder, storedSchemaVersion: Int) throws {
-    self.init(name: try ProfileV1(from: decoder).name, email: "")
-  }
-
-  func encode(to encoder: any Encoder, schemaVersion: Int) throws {
-    #expect(schemaVersion == 1, "asked for the written schema")
-    try ProfileV1(name: name).encode(to: encoder)
-  }
-}
-
-/// The contract release: reads and writes schema 2.
-struct ProfileWrites2: PersistentValue, Equatable {
-  static let schemaVersion = 2
-  var name: String
-  var email: String
-
-  init(name: String, email: String) {
-    self.name = name
-    self.email = email
-  }
-
-  init(from decoder: any Decoder, storedSchemaVersion: Int) throws {
-    self.init(name: try ProfileV1(from: decoder).name, email: "")
-  }
-}
-
 /// A type whose `writtenSchemaVersion` is out of range: clamped into `1 ... schemaVersion`.
 struct ProfileWrittenTooHigh: PersistentValue, Equatable {
   static let schemaVersion = 2
