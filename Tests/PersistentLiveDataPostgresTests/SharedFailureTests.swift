@@ -229,6 +229,13 @@ struct SharedFailureTests {
     let live = try await listener.store.liveData("slow", default: 0)
     #expect(live.version == 1)
     let pids = try await Listeners.settled(fixture, count: 1)
+    // The listener's replica builds the concurrent index on pld_heads in a task of its own; on a slow
+    // machine that build can still be under way, and would then wait for the lock below as well.
+    let indexBuilt =
+      "SELECT count(*) FROM pg_index WHERE indexrelid = to_regclass('pld_heads_key_prefix') AND indisvalid"
+    #expect(
+      try await eventually(.seconds(60)) { try await fixture.psql(indexBuilt) == "1" },
+      "the replica built its index before the table is locked")
 
     // Another session locks pld_heads (held until it is terminated), so that the listener's catch-up
     // query waits for it.
@@ -256,7 +263,11 @@ struct SharedFailureTests {
     // Several times the first deadline (500 ms): a listener that gave its session up would have sent
     // the catch-up again by now, each on a connection of its own.
     try await Task.sleep(for: .seconds(3))
-    #expect(try await fixture.psql(waiting) == "1", "one catch-up waits, sent once")
+    let waitingNow = try await fixture.psql(waiting)
+    let waiters = try await fixture.psql(
+      "SELECT string_agg(application_name || ': ' || left(query, 60), ' | ') FROM pg_stat_activity "
+        + "WHERE datname = current_database() AND wait_event_type = 'Lock'")
+    #expect(waitingNow == "1", "one catch-up waits, sent once: \(waiters)")
 
     _ = try await fixture.psql(
       "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pld-test-locker'")
