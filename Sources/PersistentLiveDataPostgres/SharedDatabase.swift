@@ -216,7 +216,7 @@ final class SharedDatabase: Sendable {
     }
     SharedStoreTestHooks.afterCommitBeforeNotify.withLock { $0 }?(committed.map(\.version))
     notifier.send(
-      zip(writes, committed).map { SharedNotification(write: $0, version: $1.version, origin: origin) })
+      zip(writes, committed).map { SharedNotification(write: $0, committed: $1, origin: origin) })
     return committed
   }
 

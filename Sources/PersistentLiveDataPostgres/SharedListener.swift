@@ -368,6 +368,14 @@ struct SharedListener: Sendable {
       // here: a collection that holds it gets it from the periodic catch-up, which reads keys.
       guard let key = entry.isHash ? database.key(forHash: named) : named, isBehind(key, entry.version)
       else { continue }
+      if let row = entry.row {
+        // The row came with its entry: applied here, without a read (newer than memory, as isBehind
+        // said; a read of the key still under way brings an older or the same version, and is ignored).
+        let stored = row.stored(key: key, version: entry.version)
+        database.cache?.record(stored)
+        database.applyOtherReplicas(.row(stored), of: key)
+        continue
+      }
       // Read beside this loop: it must notice at once that its connection dropped.
       reads.request(key)
     }
@@ -389,12 +397,6 @@ struct SharedListener: Sendable {
 
   /// Reads the newest state of `key` and moves its live value and the collections that hold it there.
   private func bringUp(_ key: String, via route: ReadRoute) async throws {
-    let state = try await database.latestState(key: key, via: route)
-    database.receive(state, of: key).notifyObservers()
-    guard let instance = database.registry.instance(for: key) else { return }
-    // A version this replica cannot decode is logged once, not at every catch-up.
-    if case .row(let row) = state, instance.version < row.version {
-      database.noteUndecodable(key: key, version: row.version)
-    }
+    database.applyOtherReplicas(try await database.latestState(key: key, via: route), of: key)
   }
 }

@@ -37,7 +37,7 @@ import PostgresNIO
 /// version anyway: it asks the server which keys changed since its last look (``SharedChangeFeed``).
 ///
 /// ```swift
-/// notifier.send([SharedNotification(keyHash: write.keyHash, version: 7, entry: "7 5f3a k flags")])
+/// notifier.send([SharedNotification(write: write, committed: version, origin: origin)])
 /// ```
 final class SharedNotifier: Sendable {
   private struct State {
@@ -63,6 +63,8 @@ final class SharedNotifier: Sendable {
   static let interval: Duration = .milliseconds(25)
   /// The longest time between two statements, however many replicas write.
   static let longestInterval: Duration = .milliseconds(250)
+  /// The most notifications of a statement that carry their rows (``SharedNotification/row``).
+  static let carryingLimit = 8
   /// The longest payload (bytes) this store sends: PostgreSQL refuses 8,000 and more.
   static let payloadLimit = 7_990
 
@@ -108,9 +110,12 @@ final class SharedNotifier: Sendable {
         return last + Self.interval(writers: writers.count())
       }
       if let wake, wake > clock.now { try? await clock.sleep(until: wake) }
-      let batch = state.withLock { state -> [SharedNotification] in
+      let (batch, carryingRows) = state.withLock { state -> ([SharedNotification], Bool) in
         let batch = Self.newestPerKey(state.pending.prefix(Self.batchLimit))
         state.pending.removeFirst(min(Self.batchLimit, state.pending.count))
+        // Rows travel with their entries only while writes come one at a time: under load every
+        // listener would parse them, and a read saves no time there.
+        let carryingRows = !state.isGathering && batch.count <= Self.carryingLimit
         if state.isGathering {
           // Writes slowed down: send the next one at once.
           if batch.count <= 1 { state.isGathering = false }
@@ -120,19 +125,19 @@ final class SharedNotifier: Sendable {
         state.queuedWhileSending = false
         state.lastStart = clock.now
         if batch.isEmpty { state.isSending = false }
-        return batch
+        return (batch, carryingRows)
       }
       if batch.isEmpty {
         idle.signal()
         return
       }
-      await sendStatement(batch)
+      await sendStatement(batch, carryingRows: carryingRows)
     }
   }
 
-  /// Sends `batch` in one statement, logging a failure.
-  private func sendStatement(_ batch: [SharedNotification]) async {
-    let payloads = Self.payloads(batch.map(\.entry))
+  /// Sends `batch` in one statement, its small rows too when `carryingRows`, logging a failure.
+  private func sendStatement(_ batch: [SharedNotification], carryingRows: Bool) async {
+    let payloads = Self.payloads(batch.map { $0.line(carryingRow: carryingRows) })
     do {
       try await withDeadline(timeout, operation: "notify") { [client] in
         let rows = try await client.query(
@@ -156,8 +161,8 @@ final class SharedNotifier: Sendable {
   }
 
   /// `entries` joined by newlines into as few payloads as fit ``payloadLimit``, each after the format's
-  /// first line (``SharedNotification/Format/marker``). An entry never contains a newline and is at most
-  /// ``longestEntry`` bytes long.
+  /// first line (``SharedNotification/Format/marker``). An entry is at most ``longestEntry`` bytes long and
+  /// is never split: its only newline is the one before its row's line (``SharedNotification/line(carryingRow:)``).
   static func payloads(_ entries: [String]) -> [String] {
     var payloads: [String] = []
     let header = SharedNotification.Format.marker
@@ -222,114 +227,6 @@ final class WritingReplicas: Sendable {
   }
 }
 
-/// One committed write's notification: the entry `VERSION ORIGIN k KEY`, or `VERSION ORIGIN h HASH` for
-/// a key too long for a payload or holding a newline (a payload's entries are separated by newlines).
-struct SharedNotification: Sendable {
-  let keyHash: String
-  let version: Int64
-  let entry: String
-
-  init(write: SharedWrite, version: Int64, origin: String) {
-    self.init(key: write.key, keyHash: write.keyHash, version: version, origin: origin)
-  }
-
-  /// The notification of `version` of `key` — written, or the version a removal took.
-  init(key: String, keyHash: String, version: Int64, origin: String) {
-    self.keyHash = keyHash
-    self.version = version
-    let named = key.utf8.count <= SharedDatabase.longestNotifiedKey && !key.contains("\n")
-    entry = named ? "\(version) \(origin) k \(key)" : "\(version) \(origin) h \(keyHash)"
-  }
-
-  init(keyHash: String, version: Int64, entry: String) {
-    self.keyHash = keyHash
-    self.version = version
-    self.entry = entry
-  }
-
-  /// One entry of a payload another replica sent, read from its UTF-8 without copying: nil for one in
-  /// no format this store writes. A listener reads every entry of every replica, so this is on the path
-  /// of every write anywhere.
-  struct Entry {
-    let version: Int64
-    let origin: Substring.UTF8View
-    /// `KEY` for `k`, `HASH` for `h`.
-    let isHash: Bool
-    let name: Substring.UTF8View
-
-    init?(_ line: Substring.UTF8View) {
-      let space = UInt8(ascii: " ")
-      guard let afterVersion = line.firstIndex(of: space) else { return nil }
-      var version: Int64 = 0
-      for byte in line[..<afterVersion] {
-        guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-        let (shifted, overflow) = version.multipliedReportingOverflow(by: 10)
-        let (sum, overflowAdding) = shifted.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
-        guard !overflow, !overflowAdding else { return nil }
-        version = sum
-      }
-      let rest = line[line.index(after: afterVersion)...]
-      guard afterVersion > line.startIndex, let afterOrigin = rest.firstIndex(of: space) else { return nil }
-      let kind = rest.index(after: afterOrigin)
-      guard kind < rest.endIndex, rest[kind] == UInt8(ascii: "k") || rest[kind] == UInt8(ascii: "h") else {
-        return nil
-      }
-      let separator = rest.index(after: kind)
-      guard separator < rest.endIndex, rest[separator] == space else { return nil }
-      self.version = version
-      origin = rest[..<afterOrigin]
-      isHash = rest[kind] == UInt8(ascii: "h")
-      name = rest[rest.index(after: separator)...]
-    }
-
-    /// Each entry of `payload`, one per line, skipping lines in no known format.
-    static func all(in payload: Substring) -> [Entry] {
-      payload.utf8.split(separator: UInt8(ascii: "\n")).compactMap { Entry($0) }
-    }
-  }
-
-  /// The format of a payload, named by its first line: `pld-notify/2` and the entries this store writes
-  /// (one per line, ``Entry``). A payload without that line is of format 1: the same entries, as the
-  /// releases before the marker sent them, and read the same way. A listener that meets a format newer
-  /// than it knows cannot tell which keys it names: it reads nothing of it and catches up at once
-  /// (``SharedListener``), rather than at its next periodic catch-up. Older listeners skip the first line
-  /// as a malformed entry and read the rest.
-  ///
-  /// ```swift
-  /// switch SharedNotification.Format.read(payload) {
-  /// case .entries(let entries): for entry in entries { … }
-  /// case .unknown(let format): catchUpNow()
-  /// }
-  /// ```
-  enum Format {
-    /// The format this store writes.
-    static let current = 2
-    /// What the first line of a payload starts with, before the format's number.
-    static let prefix = "pld-notify/"
-    /// The first line of every payload this store writes.
-    static let marker = "\(prefix)\(current)"
-
-    /// What a payload holds, for this store.
-    enum Contents {
-      case entries([Entry])
-      /// A format newer than this store knows (or a marker without a number): its format line.
-      case unknown(String)
-    }
-
-    /// Reads `payload`: format 1 (no marker) and ``current`` give their entries, another format nothing.
-    /// On every payload of every replica: the entries are read in place, without copying the payload.
-    static func read(_ payload: String) -> Contents {
-      let bytes = payload.utf8
-      guard bytes.starts(with: prefix.utf8) else { return .entries(Entry.all(in: Substring(payload))) }
-      let lineEnd = bytes.firstIndex(of: UInt8(ascii: "\n")) ?? bytes.endIndex
-      guard bytes[..<lineEnd].elementsEqual(marker.utf8) else {
-        return .unknown(String(Substring(bytes[..<lineEnd])))
-      }
-      return .entries(Entry.all(in: Substring(bytes[lineEnd...])))
-    }
-  }
-}
-
 extension SharedDatabase {
   /// The entries of a notification's `payload`; nil for a payload in a format newer than this store
   /// knows, after asking the listener's catch-up to look now: which keys it names is unknown here, so
@@ -341,6 +238,19 @@ extension SharedDatabase {
       logger.debug("A notification in a newer format; catching up", metadata: ["format": "\(format)"])
       lookRequests.signal()
       return nil
+    }
+  }
+}
+
+extension SharedDatabase {
+  /// Moves the live value of `key` and the collections that hold it to `state` — read from the server,
+  /// or a row another replica's notification carried — and notifies their observers. A version this
+  /// replica cannot decode is noted, so that it is logged once, not read again at every catch-up.
+  func applyOtherReplicas(_ state: StoredKeyState, of key: String) {
+    receive(state, of: key).notifyObservers()
+    guard let instance = registry.instance(for: key) else { return }
+    if case .row(let row) = state, instance.version < row.version {
+      noteUndecodable(key: key, version: row.version)
     }
   }
 }

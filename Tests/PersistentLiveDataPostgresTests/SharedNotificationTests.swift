@@ -44,7 +44,8 @@ struct SharedNotificationTests {
     var entries: [Heard] {
       payloads.all.flatMap { payload in
         #expect(payload.hasPrefix(SharedNotification.Format.marker + "\n"), "\(payload)")
-        return payload.split(separator: "\n").dropFirst().map { line in
+        // Lines of carried rows ("= …") belong to the entry above them.
+        return payload.split(separator: "\n").dropFirst().filter { !$0.hasPrefix("= ") }.map { line in
           let parts = line.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
           return Heard(
             version: parts.first.flatMap { Int64($0) } ?? -1, kind: parts.count > 2 ? String(parts[2]) : "",
@@ -133,8 +134,12 @@ struct SharedNotificationTests {
       // Longer than the interval: the next write finds the notifier idle.
       try await Task.sleep(for: SharedNotifier.interval * 2)
     }
+    // Each payload: the format line, the entry, and the row it committed (sent one at a time, it travels).
+    let lines = eavesdropper.payloads.all.map { $0.split(separator: "\n") }
+    #expect(lines.allSatisfy { $0.count == 3 }, "one entry per payload, with its row")
     #expect(
-      eavesdropper.payloads.all.allSatisfy { $0.split(separator: "\n").count == 2 }, "one entry per payload")
+      lines.map { $0.last.map { String($0.split(separator: " ").last ?? "") } } == (1...count).map { "\($0)" }
+    )
     #expect(eavesdropper.entries.map(\.version) == (1...Int64(count)).map { $0 })
     await eavesdropper.stop()
     await a.shutDown()
@@ -282,12 +287,13 @@ struct SharedNotificationTests {
     let write = { (key: String, version: Int64) in
       SharedNotification(
         write: SharedWrite(key: key, keyHash: KeyHash.of(key), payload: "1", schemaVersion: 1),
-        version: version,
+        committed: CommittedVersion(
+          key: key, version: version, writtenAtMilliseconds: 1_000, schemaVersion: 1, attribution: nil),
         origin: "abc123")
     }
     let keys = ["plain", "with space", "new\nline", String(repeating: "é", count: 4_000), "ünïcödé 🙂"]
     let notifications = keys.enumerated().map { write($0.element, Int64($0.offset + 1)) }
-    let entries = SharedNotifier.payloads(notifications.map(\.entry)).flatMap {
+    let entries = SharedNotifier.payloads(notifications.map { $0.line(carryingRow: false) }).flatMap {
       payload -> [SharedNotification.Entry] in
       guard case .entries(let entries) = SharedNotification.Format.read(payload) else { return [] }
       return entries
