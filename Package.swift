@@ -67,6 +67,7 @@ let package = Package(
         .embedInCode("../../Migrations/0006_change_log.sql"),
         .embedInCode("../../Migrations/0007_write_attribution.sql"),
         .embedInCode("../../Migrations/0008_collections.sql"),
+        .embedInCode("../../Migrations/0009_migration_compatibility.sql"),
       ],
       swiftSettings: swiftSettings
     ),
@@ -87,6 +88,7 @@ let package = Package(
         .embedInCode("../../Migrations/postgres/0002_change_feed.sql"),
         .embedInCode("../../Migrations/postgres/0003_write_attribution.sql"),
         .embedInCode("../../Migrations/postgres/0004_collections.sql"),
+        .embedInCode("../../Migrations/postgres/0005_migration_compatibility.sql"),
       ],
       swiftSettings: swiftSettings
     ),

@@ -163,7 +163,7 @@ extension SharedDatabase {
   ///
   /// - Returns: The version the removal took and when; nil when the key had none.
   func removeKey(_ key: String) async throws -> (version: Int64, at: Date)? {
-    try await ensureSchema()
+    try await ensureWritable()
     let attribution = try WriteAttribution.validatedCurrent()
     let hash = KeyHash.of(key)
     let removed = try await bounded("removeKey") { [client] in

@@ -71,6 +71,9 @@ final class SharedDatabase: Sendable {
   /// The hash of every key that had a live value, to find the key of a notification that carried only
   /// the hash (a key too long for the payload).
   private let keysByHash = Locked<[String: String]>([:])
+  /// A migration a newer release applied and marked read-only for this one (API §20): every write
+  /// throws ``SharedStoreError/readOnlyMigration(migration:)``.
+  private let readOnlyMigration = Locked<String?>(nil)
   private let schemaTask = Locked<(task: Task<Void, any Error>, started: ContinuousClock.Instant, id: Int)?>(
     nil)
   private let schemaReady = Locked(false)
@@ -127,9 +130,15 @@ final class SharedDatabase: Sendable {
       if let running, now - running.started < longest { return running.task }
       running?.task.cancel()
       let id = (running?.id ?? 0) + 1
-      let created = Task { [client, options] in
+      let created = Task { [client, options, readOnlyMigration] in
         do {
-          try await SharedSchema.apply(client: client, logger: options.logger)
+          let access = try await SharedSchema.apply(client: client, logger: options.logger)
+          if case .readOnly(let migration) = access {
+            readOnlyMigration.withLock { $0 = migration }
+            options.logger?.warning(
+              "A newer release made the shared tables read-only for this one; writes throw until it is upgraded",
+              metadata: ["migration": "\(migration)"])
+          }
         } catch {
           // Failed: the next caller starts it again (callers waiting for this one get the error).
           slot.withLock { if $0?.id == id { $0 = nil } }
@@ -141,6 +150,15 @@ final class SharedDatabase: Sendable {
     }
     try await bounded("prepare the schema") { try await task.value }
     schemaReady.withLock { $0 = true }
+  }
+
+  /// Prepares the schema, then throws ``SharedStoreError/readOnlyMigration(migration:)`` when a newer
+  /// release made the database read-only for this one: every write path calls it before writing.
+  func ensureWritable() async throws {
+    try await ensureSchema()
+    if let migration = readOnlyMigration.withLock({ $0 }) {
+      throw SharedStoreError.readOnlyMigration(migration: migration)
+    }
   }
 
   /// How long a migration may run before a caller starts it again.
@@ -173,7 +191,7 @@ final class SharedDatabase: Sendable {
   /// failure is logged, never thrown: the versions are committed, and other replicas' catch-up brings
   /// them.
   func commit(_ writes: [SharedWrite], operation: String) async throws -> [CommittedVersion]? {
-    try await ensureSchema()
+    try await ensureWritable()
     let retention = options.retention
     let prepared = options.preparesStatements
     let committed = try await bounded(operation) { [client] in

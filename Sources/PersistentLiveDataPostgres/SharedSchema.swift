@@ -25,7 +25,29 @@ enum SharedSchema {
       String(decoding: PackageResources._003_write_attribution_sql, as: UTF8.self)
     ),
     (4, "0004_collections.sql", String(decoding: PackageResources._004_collections_sql, as: UTF8.self)),
+    (
+      5, "0005_migration_compatibility.sql",
+      String(decoding: PackageResources._005_migration_compatibility_sql, as: UTF8.self)
+    ),
   ]
+
+  /// What a replica that does not know each migration may do with the database (API §20), for those
+  /// not ``MigrationCompatibility/readWrite``; recorded in `pld_schema` when applied (0001–0004 by 0005).
+  /// A new migration that is not read-write is added here with its file.
+  static let marks: [Int: MigrationCompatibility] = [
+    // The initial schema: there is nothing before it.
+    1: .incompatible
+  ]
+
+  /// The mark of migration `version`.
+  static func compatibility(of version: Int) -> MigrationCompatibility { marks[version] ?? .readWrite }
+
+  /// How this replica may use the database after ``apply(client:logger:)``.
+  enum Access: Sendable, Equatable {
+    case readWrite
+    /// A newer release applied this migration (its recorded name), marked read-only for this one.
+    case readOnly(migration: String)
+  }
 
   /// An index built outside the migrations' transaction, with `CREATE INDEX CONCURRENTLY`: writers go on
   /// while it is built. Queries that it serves give the same results without it.
@@ -112,8 +134,14 @@ enum SharedSchema {
   /// The advisory lock key migrations hold ("pld" in ASCII, then 1).
   static let lockKey: Int64 = 0x706C_6400_0000_0001
 
-  static func apply(client: PostgresClient, logger: Logger?) async throws {
-    try await client.withConnection { connection in
+  /// Applies what is missing; returns how this replica may use the database: read-write, or read-only
+  /// when a newer release applied a migration marked so for this one.
+  ///
+  /// - Throws: ``SharedStoreError/schemaTooNew(found:supported:)`` when a migration this replica does not
+  ///   know is marked incompatible (or the database records no marks), or a migration's failure.
+  @discardableResult
+  static func apply(client: PostgresClient, logger: Logger?) async throws -> Access {
+    try await client.withConnection { connection -> Access in
       try await connection.query("BEGIN", logger: quiet)
       do {
         try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: quiet)
@@ -128,7 +156,11 @@ enum SharedSchema {
         ).decode(Int64.self) {
           found = Int(version)
         }
-        if found > current { throw SharedStoreError.schemaTooNew(found: found, supported: current) }
+        if found > current {
+          let access = try await newerAccess(on: connection, found: found)
+          try await connection.query("COMMIT", logger: quiet)
+          return access
+        }
         for migration in migrations where migration.version > found {
           do {
             for statement in statements(in: migration.sql) {
@@ -138,16 +170,50 @@ enum SharedSchema {
             throw SharedStoreError.migrationFailed(
               version: migration.version, reason: SharedDatabase.describe(error))
           }
+          let mark = compatibility(of: migration.version).rawValue
           try await connection.query(
-            "INSERT INTO pld_schema (version, name) VALUES (\(migration.version), \(migration.name))",
+            migration.version >= 5
+              ? "INSERT INTO pld_schema (version, name, compatibility) VALUES (\(migration.version), \(migration.name), \(mark))"
+              : "INSERT INTO pld_schema (version, name) VALUES (\(migration.version), \(migration.name))",
             logger: quiet)
           logger?.info("Applied shared-store schema", metadata: ["version": "\(migration.version)"])
         }
         try await connection.query("COMMIT", logger: quiet)
+        return .readWrite
       } catch {
         _ = try? await connection.query("ROLLBACK", logger: quiet)
         throw error
       }
+    }
+  }
+
+  /// How a database of schema `found`, newer than ``current``, may be used: by the worst mark a newer
+  /// release recorded for the migrations this one does not know. A database without marks (before 0005)
+  /// or missing the row of one of them is refused: nothing says what those migrations changed.
+  private static func newerAccess(on connection: PostgresConnection, found: Int) async throws -> Access {
+    let tooNew = SharedStoreError.schemaTooNew(found: found, supported: current)
+    var hasMarks = false
+    for try await count in try await connection.query(
+      """
+      SELECT count(*) FROM information_schema.columns
+      WHERE table_schema = current_schema() AND table_name = 'pld_schema' AND column_name = 'compatibility'
+      """, logger: quiet
+    ).decode(Int64.self) {
+      hasMarks = count > 0
+    }
+    guard hasMarks else { throw tooNew }
+    var unknown: [(version: Int, name: String, mark: MigrationCompatibility)] = []
+    for try await (version, name, mark) in try await connection.query(
+      "SELECT version, name, compatibility FROM pld_schema WHERE version > \(current) ORDER BY version",
+      logger: quiet
+    ).decode((Int, String, String).self) {
+      unknown.append((version, name, MigrationCompatibility(rawValue: mark) ?? .incompatible))
+    }
+    guard unknown.map(\.version) == Array((current + 1)...found) else { throw tooNew }
+    switch MigrationCompatibility.worst(of: unknown.map(\.mark)) {
+    case .readWrite: return .readWrite
+    case .readOnly: return .readOnly(migration: unknown.first { $0.mark == .readOnly }?.name ?? "")
+    case .incompatible: throw tooNew
     }
   }
 

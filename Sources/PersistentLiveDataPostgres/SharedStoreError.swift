@@ -27,6 +27,10 @@ public enum SharedStoreError: Error, CustomStringConvertible, LocalizedError, Se
   case server(operation: String, code: String, message: String)
   /// The database holds tables of a newer version of this library than this one knows.
   case schemaTooNew(found: Int, supported: Int)
+  /// A replica of a newer release applied `migration` to the shared tables and marked it read-only for
+  /// releases that do not know it (API §20): this replica reads and follows the other replicas, and each
+  /// write throws this, with nothing written. Upgrade the library to write again.
+  case readOnlyMigration(migration: String)
   /// A schema migration failed; the transaction that applied it was rolled back.
   case migrationFailed(version: Int, reason: String)
   /// A write was given to ``PostgresStore/transaction(isolation:_:)`` for a value of another store.
@@ -54,6 +58,9 @@ public enum SharedStoreError: Error, CustomStringConvertible, LocalizedError, Se
     case .schemaTooNew(let found, let supported):
       "the database holds shared-store schema version \(found), newer than the \(supported) this version "
         + "of PersistentLiveDataPostgres knows; upgrade the library"
+    case .readOnlyMigration(let migration):
+      "a newer version of PersistentLiveDataPostgres applied migration \(migration) to the shared tables, "
+        + "which versions that do not know it may read but not write; nothing was written — upgrade the library"
     case .migrationFailed(let version, let reason):
       "applying shared-store schema version \(version) failed and was rolled back: \(reason)"
     case .foreignValue(let key):

@@ -1,8 +1,9 @@
 import Foundation
 import PersistentLiveData
-import PersistentLiveDataPostgres
 import PersistentLiveDataPostgresTesting
 import Testing
+
+@testable import PersistentLiveDataPostgres
 
 /// The §5 rules across replicas, against a real PostgreSQL server: each replica is its own client and
 /// store on one database.
@@ -244,7 +245,9 @@ struct SharedStoreTests {
       }
       try await group.waitForAll()
     }
-    #expect(try await fixture.psql("SELECT count(*) FROM pld_schema") == "4", "each migration once")
+    #expect(
+      try await fixture.psql("SELECT count(*) FROM pld_schema") == "\(SharedSchema.current)",
+      "each migration once")
     #expect(replicas.allSatisfy { $0.isRunning })
     for replica in replicas { await replica.shutDown() }
   }

@@ -123,6 +123,14 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
   /// catch PersistentLiveDataError.schemaTooNew(_, let found, let supported) { askToUpdate() }
   /// ```
   case schemaTooNew(path: String, found: Int, supported: Int)
+  /// A newer version of this library applied `migration` to the file, which it marked read-only for
+  /// versions that do not know it (API §20): this one reads the file, and each write throws this, with
+  /// nothing written. Upgrade the library to write to it.
+  ///
+  /// ```swift
+  /// catch PersistentLiveDataError.readOnlyMigration(_, let migration) { showReadOnlyBanner(migration) }
+  /// ```
+  case readOnlyMigration(path: String, migration: String)
   /// The store has been closed.
   ///
   /// ```swift
@@ -292,6 +300,11 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
     case .schemaTooNew(let path, let found, let supported):
       return
         "\(EscapedText.quotedForMessage(path)) has schema version \(found), newer than the \(supported) this library supports."
+    case .readOnlyMigration(let path, let migration):
+      return
+        "\(EscapedText.quotedForMessage(path)) was migrated by a newer version of this library (migration "
+        + "\(migration)), which versions that do not know it may read but not write; nothing was written. "
+        + "Upgrade the library to write to it."
     case .storeClosed(let path):
       return "The store \(path.map(EscapedText.quotedForMessage) ?? "in memory") is closed."
     case .alreadyOpen(let path):

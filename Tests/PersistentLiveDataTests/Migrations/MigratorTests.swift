@@ -120,7 +120,7 @@ extension MigrationTests {
       try TemporaryDirectory.with { directory in
         let connection = try directory.openDatabase()
         try Migrator().migrate(connection)
-        try connection.run("INSERT INTO pld_migrations VALUES (99, 'future', 0)")
+        try connection.run("INSERT INTO pld_migrations (version, name, applied_at) VALUES (99, 'future', 0)")
         #expect(throws: MigrationError.schemaTooNew(found: 99, supported: Migrator.latestVersion)) {
           try Migrator().migrate(connection)
         }

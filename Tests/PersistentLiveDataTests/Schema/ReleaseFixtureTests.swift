@@ -63,11 +63,12 @@ extension ValueSchemas {
       try note.set(NoteV3(title: "after the upgrade", tags: [], pinned: true))
       try store.close()
 
-      #expect(try SQLiteCLI.query(path, "PRAGMA user_version") == "8")
+      #expect(try SQLiteCLI.query(path, "PRAGMA user_version") == "9")
       #expect(
-        try SQLiteCLI.query(path, "SELECT version, name FROM pld_migrations ORDER BY version")
-          == "1|initial_schema\n2|value_schema_versions\n3|removed_keys\n4|key_retention\n5|store_properties\n"
-          + "6|change_log\n7|write_attribution\n8|collections")
+        try SQLiteCLI.query(path, "SELECT version, name, compatibility FROM pld_migrations ORDER BY version")
+          == "1|initial_schema|incompatible\n2|value_schema_versions|read-write\n3|removed_keys|read-only\n"
+          + "4|key_retention|read-write\n5|store_properties|read-write\n6|change_log|read-write\n"
+          + "7|write_attribution|read-write\n8|collections|read-write\n9|migration_compatibility|read-write")
       // Every row written before reads without an attribution.
       #expect(try SQLiteCLI.query(path, "SELECT count(*) FROM pld_values WHERE author IS NOT NULL") == "0")
       // The change log starts with the migration; nobody else read it, so the write after it logged nothing,

@@ -352,14 +352,22 @@ final class RunningThreads: @unchecked Sendable {
 /// SQL that takes the change log (schema version 6) out of a file again, triggers included: with
 /// `DELETE FROM pld_migrations WHERE version >= 6` and a lower `user_version`, the file is as an older
 /// release left it.
-/// Takes a file of schema version 8 back to 7 (the release before collections): their tables and
-/// triggers go. Statements only: the caller also sets `user_version`.
-let dropCollectionsSQL = """
-  DROP TRIGGER IF EXISTS pld_collection_log_on_value; DROP TRIGGER IF EXISTS pld_collection_log_on_removal;
-  DROP TRIGGER IF EXISTS pld_collection_log_on_removal_again;
-  DROP TABLE IF EXISTS pld_collection_log; DROP TABLE IF EXISTS pld_collections;
-  DELETE FROM pld_migrations WHERE version = 8;
+/// Takes a file of schema version 9 back to 8 (the release before compatibility marks): the column
+/// goes. Statements only: the caller also sets `user_version`.
+let dropCompatibilityMarksSQL = """
+  ALTER TABLE pld_migrations DROP COLUMN compatibility; DELETE FROM pld_migrations WHERE version = 9;
   """
+
+/// Takes a file of schema version 9 back to 7 (the release before collections): the marks go
+/// (``dropCompatibilityMarksSQL``), then the collections' tables and triggers. Statements only: the
+/// caller also sets `user_version`.
+let dropCollectionsSQL =
+  dropCompatibilityMarksSQL + """
+    DROP TRIGGER IF EXISTS pld_collection_log_on_value; DROP TRIGGER IF EXISTS pld_collection_log_on_removal;
+    DROP TRIGGER IF EXISTS pld_collection_log_on_removal_again;
+    DROP TABLE IF EXISTS pld_collection_log; DROP TABLE IF EXISTS pld_collections;
+    DELETE FROM pld_migrations WHERE version = 8;
+    """
 
 /// Takes a file of schema version 8 back to 6 (the release before `WriteAttribution`): collections go
 /// (``dropCollectionsSQL``), then the attribution columns. Statements only: the caller also deletes the

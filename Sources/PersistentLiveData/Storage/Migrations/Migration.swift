@@ -15,9 +15,14 @@ package struct Migration: Sendable, Hashable {
   /// The SQL script, run inside the migration's transaction. It must not contain `BEGIN`/`COMMIT` or
   /// statements that cannot run in a transaction (`PRAGMA journal_mode`, `VACUUM`).
   package let sql: String
+  /// What a library that does not know this migration may do with a file it was applied to.
+  package var compatibility: MigrationCompatibility = .readWrite
 
   /// Creates a migration from its parts (tests use this to inject lists).
-  package init(version: Int, name: String, sql: String) {
+  package init(
+    version: Int, name: String, sql: String, compatibility: MigrationCompatibility = .readWrite
+  ) {
+    self.compatibility = compatibility
     self.version = version
     self.name = name
     self.sql = sql
@@ -39,5 +44,11 @@ package struct Migration: Sendable, Hashable {
       let version = Int(digits), version > 0, !name.isEmpty
     else { return nil }
     self.init(version: version, name: String(name), sql: sql)
+  }
+
+  /// `0010_name`: a migration's version, four digits at least, and its name, as its file is named.
+  package static func fileStem(version: Int, name: String) -> String {
+    let digits = String(version)
+    return String(repeating: "0", count: max(0, 4 - digits.count)) + digits + "_" + name
   }
 }

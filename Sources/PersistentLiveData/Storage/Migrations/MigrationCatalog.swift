@@ -17,14 +17,29 @@ package enum MigrationCatalog {
     ("0006_change_log.sql", PackageResources._006_change_log_sql),
     ("0007_write_attribution.sql", PackageResources._007_write_attribution_sql),
     ("0008_collections.sql", PackageResources._008_collections_sql),
+    ("0009_migration_compatibility.sql", PackageResources._009_migration_compatibility_sql),
   ]
 
   /// Every migration, ordered by version.
   ///
   /// A file whose name does not parse is left out here; the catalog test catches it.
   package static let migrations: [Migration] = files.compactMap { file in
-    Migration(fileName: file.fileName, sql: String(decoding: file.bytes, as: UTF8.self))
+    Migration(fileName: file.fileName, sql: String(decoding: file.bytes, as: UTF8.self)).map { migration in
+      var marked = migration
+      marked.compatibility = marks[migration.version] ?? .readWrite
+      return marked
+    }
   }.sorted { $0.version < $1.version }
+
+  /// What a library that does not know each migration may do with a file it was applied to (API §20),
+  /// for those not marked ``MigrationCompatibility/readWrite``. Recorded in `pld_migrations` when applied
+  /// (0001–0008 by migration 0009). A new migration that is not read-write is added here with its file.
+  static let marks: [Int: MigrationCompatibility] = [
+    // The initial schema: there is nothing before it.
+    1: .incompatible,
+    // Removals: a library without them would number a removed key's next version from 1 again.
+    3: .readOnly,
+  ]
 
   /// The file names of ``files``, for the catalog test.
   package static var fileNames: [String] { files.map(\.fileName) }

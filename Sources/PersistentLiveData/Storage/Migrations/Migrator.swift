@@ -81,12 +81,19 @@ package struct Migrator: Sendable {
         let current = try checkedSchemaVersion(of: connection)
         guard current < migration.version else { return false }
         try connection.execute(migration.sql)
-        try connection.cachedStatement(
-          "INSERT INTO pld_migrations(version, name, applied_at) VALUES (?, ?, ?)"
-        ).run(bindings: [
-          .integer(Int64(migration.version)), .text(migration.name),
-          .integer(Int64((Date().timeIntervalSince1970 * 1000).rounded())),
-        ])
+        let appliedAt = SQLiteValue.integer(Int64((Date().timeIntervalSince1970 * 1000).rounded()))
+        if try Self.recordsCompatibility(connection) {
+          try connection.prepare(
+            "INSERT INTO pld_migrations(version, name, applied_at, compatibility) VALUES (?, ?, ?, ?)"
+          ).run(bindings: [
+            .integer(Int64(migration.version)), .text(migration.name), appliedAt,
+            .text(migration.compatibility.rawValue),
+          ])
+        } else {
+          try connection.prepare(
+            "INSERT INTO pld_migrations(version, name, applied_at) VALUES (?, ?, ?)"
+          ).run(bindings: [.integer(Int64(migration.version)), .text(migration.name), appliedAt])
+        }
         try connection.setPragma("user_version", Int64(migration.version))
         try connection.setPragma("application_id", Int64(Self.applicationID))
         return true
@@ -94,6 +101,12 @@ package struct Migrator: Sendable {
       if didApply { applied.append(migration) }
     }
     return applied
+  }
+
+  /// Whether `pld_migrations` has the `compatibility` column (migration 0009 on).
+  static func recordsCompatibility(_ connection: SQLiteConnection) throws -> Bool {
+    try connection.scalarInt64(
+      "SELECT count(*) FROM pragma_table_info('pld_migrations') WHERE name = 'compatibility'") ?? 0 > 0
   }
 
   // MARK: Checks
@@ -111,7 +124,8 @@ package struct Migrator: Sendable {
     switch try StoreFileValidator.identify(connection, supportedVersion: newestVersion) {
     case .empty:
       return 0
-    case .store(let schemaVersion):
+    case .store(let schemaVersion), .newer(let schemaVersion, _, _):
+      // Newer, but every migration it does not know allows this version to open it: nothing to apply.
       return schemaVersion
     case .foreign(let applicationID):
       throw MigrationError.foreignDatabase(applicationID: applicationID)

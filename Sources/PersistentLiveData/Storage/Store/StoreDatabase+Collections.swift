@@ -99,7 +99,7 @@ extension StoreDatabase {
       try check.bind(name, at: 1)
       if try check.step() { return true }
       check.reset()
-      guard !options.readOnly else { return false }
+      guard !options.readOnly, readOnlyMigration == nil else { return false }
       let record = {
         let insert = try connection.cachedStatement(CollectionSQL.record)
         defer { insert.reset() }

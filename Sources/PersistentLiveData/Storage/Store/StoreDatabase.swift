@@ -18,6 +18,9 @@ internal import Logging
 final class StoreDatabase: Sendable {
   let path: String?
   let options: StoreOptions
+  /// The migration a newer library applied that makes this file read-only here (API §20), if any: every
+  /// write throws ``PersistentLiveDataError/readOnlyMigration(path:migration:)``.
+  let readOnlyMigration: String?
   /// The live ``PersistentLiveData`` of every key.
   let instances = LiveInstanceRegistry()
   /// The live collections of this store, by name (``PersistentCollection``).
@@ -92,6 +95,7 @@ final class StoreDatabase: Sendable {
         "Store refused or failed to open", metadata: ["path": "\(path ?? ":memory:")", "error": "\(error)"])
       throw error
     }
+    readOnlyMigration = opened.readOnlyMigration
     let state = WriterState(fileRegistration: opened.registration)
     writer = SerializedConnection(opened.connection, state: state)
     if path != nil, let interval = options.externalChangePollInterval, interval > .zero {
@@ -99,7 +103,8 @@ final class StoreDatabase: Sendable {
       // Other processes log the keys they change for this store from now on. No live instance exists
       // yet: each one reads its key's newest row when it is created. A store that cannot register (a
       // read-only store or file, a file without the log) reads every live key at each check instead.
-      if !options.readOnly, !opened.connection.isReadOnly, ChangeLog.isPresent(connection: opened.connection),
+      if !options.readOnly, opened.readOnlyMigration == nil, !opened.connection.isReadOnly,
+        ChangeLog.isPresent(connection: opened.connection),
         let registration = try? ChangeLog.register(
           connection: opened.connection, isProcessAlive: POSIX.isProcessAlive)
       {
@@ -202,6 +207,9 @@ final class StoreDatabase: Sendable {
   /// every write path calls it first, so that nothing — no user code, no SQL — runs for a refused write.
   func ensureWritable() throws {
     if options.readOnly { throw PersistentLiveDataError.readOnly(path: displayPath) }
+    if let readOnlyMigration {
+      throw PersistentLiveDataError.readOnlyMigration(path: displayPath, migration: readOnlyMigration)
+    }
   }
 
   /// Throws ``PersistentLiveDataError/storeClosed(path:)`` after ``close()``.

@@ -85,7 +85,12 @@ package enum StoreFileValidator {
     /// Another application's database: its `application_id` is not ours, or it has none but holds a
     /// schema or a schema version.
     case foreign(applicationID: Int32)
-    /// A PersistentLiveData store written by a newer library.
+    /// A PersistentLiveData store migrated by a newer library, whose migrations this one does not know
+    /// all allow it to open the file (API §20): read-write, or read-only when `readOnlyMigration` names
+    /// the first one marked ``MigrationCompatibility/readOnly``.
+    case newer(found: Int, supported: Int, readOnlyMigration: String?)
+    /// A PersistentLiveData store written by a newer library that this one must not open: a migration it
+    /// does not know is marked ``MigrationCompatibility/incompatible``, or the file records no marks.
     case tooNew(found: Int, supported: Int)
   }
 
@@ -95,6 +100,9 @@ package enum StoreFileValidator {
     package let schemaVersion: Int
     /// Whether the database is new and empty (it becomes a store once migrated).
     package let isEmpty: Bool
+    /// For a file a newer library migrated with a migration marked read-only for this one: its name
+    /// (`0010_name`). Nothing may be written to the file then.
+    package var readOnlyMigration: String?
   }
 
   // MARK: The file
@@ -209,8 +217,39 @@ package enum StoreFileValidator {
       }
       return .empty
     }
-    guard version <= supportedVersion else { return .tooNew(found: version, supported: supportedVersion) }
+    guard version <= supportedVersion else {
+      return try newer(connection, found: version, supported: supportedVersion)
+    }
     return .store(schemaVersion: version)
+  }
+
+  /// How a file of schema `found`, newer than `supported`, may be opened: by the worst of the marks the
+  /// newer library recorded for the migrations this one does not know (``MigrationCompatibility``).
+  /// A file without marks (a version before 0009), or missing the row of one of those migrations, is
+  /// too new: nothing says what those migrations changed.
+  private static func newer(_ connection: SQLiteConnection, found: Int, supported: Int) throws -> Identity {
+    let tooNew = Identity.tooNew(found: found, supported: supported)
+    guard try Migrator.recordsCompatibility(connection) else { return tooNew }
+    let statement = try connection.prepare(
+      "SELECT version, name, compatibility FROM pld_migrations WHERE version > ? ORDER BY version")
+    try statement.bind(Int64(supported), at: 1)
+    var unknown: [(version: Int, name: String, mark: MigrationCompatibility)] = []
+    while try statement.step() {
+      let mark = MigrationCompatibility(rawValue: statement.text(2)) ?? .incompatible
+      unknown.append((Int(statement.int64(0)), statement.text(1), mark))
+    }
+    guard unknown.map(\.version) == Array((supported + 1)...found) else { return tooNew }
+    switch MigrationCompatibility.worst(of: unknown.map(\.mark)) {
+    case .readWrite:
+      return .newer(found: found, supported: supported, readOnlyMigration: nil)
+    case .readOnly:
+      let first = unknown.first { $0.mark == .readOnly }
+      return .newer(
+        found: found, supported: supported,
+        readOnlyMigration: first.map { Migration.fileStem(version: $0.version, name: $0.name) })
+    case .incompatible:
+      return tooNew
+    }
   }
 
   /// Checks that the database on `connection` is an empty database or a store this library can read,
@@ -238,6 +277,8 @@ package enum StoreFileValidator {
       contents = Contents(schemaVersion: 0, isEmpty: true)
     case .store(let schemaVersion):
       contents = Contents(schemaVersion: schemaVersion, isEmpty: false)
+    case .newer(let found, _, let readOnlyMigration):
+      contents = Contents(schemaVersion: found, isEmpty: false, readOnlyMigration: readOnlyMigration)
     case .foreign:
       throw PersistentLiveDataError.foreignDatabase(path: path)
     case .tooNew(let found, let supported):

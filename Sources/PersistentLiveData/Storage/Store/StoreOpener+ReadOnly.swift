@@ -25,7 +25,8 @@ extension StoreOpener {
             + "once writable elsewhere so that its commits are checkpointed into the file")
       }
       let found = opened.contents.schemaVersion
-      guard found == Migrator.latestVersion else {
+      // Newer is fine: ReadOnlyOpen refused a file whose unknown migrations forbid opening it.
+      guard found >= Migrator.latestVersion else {
         throw PersistentLiveDataError.schemaTooOld(path: path, found: found, required: Migrator.latestVersion)
       }
       try checkApplication(of: opened.connection, path: path)

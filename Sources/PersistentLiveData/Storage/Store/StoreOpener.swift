@@ -16,6 +16,8 @@ struct StoreOpener {
     let registration: OpenFileRegistration?
     /// The migrations this open applied (empty for an up-to-date file).
     let appliedMigrations: [Migration]
+    /// A migration a newer library applied that makes the file read-only for this one (API §20).
+    var readOnlyMigration: String? = nil
   }
 
   func openDatabase() throws -> Opened {
@@ -52,16 +54,21 @@ struct StoreOpener {
       // removes the WAL) or recovering it holds a lock for a moment, and a read without a busy timeout
       // fails at once with "database is locked".
       try map(path: path) { try connection.busyTimeout(options.busyTimeoutMilliseconds) }
-      _ = try map(path: path) {
+      let contents = try map(path: path) {
         try StoreFileValidator.checkContents(
           of: connection, path: path, file: file, verifyingIntegrity: options.verifiesIntegrityOnOpen)
       }
       try map(path: path) { try checkApplication(of: connection, path: path) }
       let applied = try configure(connection, path: path)
-      try map(path: path) { try recordApplication(in: connection) }
+      // A file a newer library made read-only for this one gets nothing written, not even the application.
+      if contents.readOnlyMigration == nil {
+        try map(path: path) { try recordApplication(in: connection) }
+      }
       // Nothing is read per key: a key's latest row is read (by the primary key) when its live data is
       // first asked for, so that opening costs the same for ten keys as for a million.
-      return Opened(connection: connection, registration: registration, appliedMigrations: applied)
+      return Opened(
+        connection: connection, registration: registration, appliedMigrations: applied,
+        readOnlyMigration: contents.readOnlyMigration)
     } catch {
       // A refused file is left byte for byte, its WAL included: no checkpoint on this close. (Without a
       // WAL to begin with, the ordinary close removes the empty one this open created.)
