@@ -107,6 +107,7 @@ import Testing
   /// its observers (version, value, time and attribution as sent) without a read — the server holds no
   /// such version; a notification whose row line is malformed is read from the server instead.
   @Test(
+    .sharedStoreSlot,
     .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
   func aCarriedRowIsAppliedWithoutAReadAndABadOneIsRead() async throws {
     let fixture = try await SharedFixture()

@@ -17,6 +17,7 @@ extension ServerFaultSuites {
   /// from a configuration throws `serverUnavailable` with the cause within a second, not `timedOut` after
   /// the operation timeout, and its `run()` logs the cause and ends normally when cancelled.
   @Suite(
+    .sharedStoreSlot,
     .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
   struct ConnectFailureTests {
     /// The bound of the rules here: half the `operationTimeout` the tests give the store (120 s), so that

@@ -11,6 +11,7 @@ import Glibc
 /// swift-prometheus bootstrapped, its store's metrics on `/metrics` — what `curl localhost:PORT/metrics`
 /// shows an operator.
 @Suite(
+  .sharedStoreSlot,
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct FlagsExampleTests {
   @Test func twoReplicasServeTheSameFlagsAndTheirMetricsInPrometheusFormat() async throws {

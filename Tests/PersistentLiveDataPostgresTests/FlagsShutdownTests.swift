@@ -12,6 +12,7 @@ extension ServerFaultSuites {
   /// halted (SIGSTOP) or refusing the role — with and without a local cache: a graceful shutdown is not an
   /// error, whatever the store was doing (preparing the schema, waiting for a connection).
   @Suite(
+    .sharedStoreSlot,
     .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
   struct FlagsShutdownTests {
     @Test func exitsZeroOnSIGINTWhileTheServerIsStopped() async throws {

@@ -9,6 +9,7 @@ import Testing
 /// `WriteAttribution` (the AuditTrails article) on a shared store: every write records the attribution of its caller in
 /// the row, and every replica reads it back.
 @Suite(
+  .sharedStoreSlot,
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct SharedAttributionTests {
   static let ops = WriteAttribution(author: "ops", reason: "INC-42")

@@ -14,6 +14,7 @@ extension ServerFaultSuites {
   /// versions committed while it was locked land in it once it is free, and a replica restarted while the
   /// server is away serves them.
   @Suite(
+    .sharedStoreSlot,
     .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"),
     .enabled(
       if: PostgresTestServer.canStartPrivateServers, "needs a local PostgreSQL installation (initdb, pg_ctl)"),

@@ -15,6 +15,7 @@ import Glibc
 /// answers again. Each test runs a private server that it stops, halts (SIGSTOP) and resumes.
 @Suite(
   .serialized,
+  .sharedStoreSlot,
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"),
   .enabled(
     if: PostgresTestServer.canStartPrivateServers, "needs a local PostgreSQL installation (initdb, pg_ctl)"))

@@ -10,6 +10,7 @@ import Testing
 /// server which keys changed since its last look, and skips no commit, whatever order transactions
 /// commit in.
 @Suite(
+  .sharedStoreSlot,
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct SharedCatchUpTests {
   /// A write committed as the library commits one, without a notification: as if its writer died

@@ -11,6 +11,7 @@ import Testing
 /// members are ordinary keys, every replica's collection follows every other's changes, and
 /// `changes(since:)` delivers every version once from a checkpoint that another replica can resume.
 @Suite(
+  .sharedStoreSlot,
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct SharedCollectionTests {
   struct Todo: Codable, Sendable, Equatable {

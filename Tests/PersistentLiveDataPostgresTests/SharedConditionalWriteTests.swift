@@ -8,6 +8,7 @@ import Testing
 /// `SharedLiveData.set(_:ifVersion:)` and `SharedTransaction.set(_:to:ifVersion:)` (Conditional writes, in PersistenceAndDurability): decided
 /// by the write's own statement on the server, never against this replica's memory.
 @Suite(
+  .sharedStoreSlot,
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct SharedConditionalWriteTests {
   @Test func anotherReplicasNewerVersionFailsTheConditionEvenBeforeThisReplicaHeardOfIt() async throws {

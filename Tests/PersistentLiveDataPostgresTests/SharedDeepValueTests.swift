@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import PersistentLiveData
 import PersistentLiveDataPostgres
 import PersistentLiveDataPostgresTesting
@@ -43,6 +44,7 @@ struct SharedNest: Codable, Sendable, Equatable {
 /// A shared store refuses a value nested deeper than `JSONDecoder` reads (512 levels) before anything
 /// reaches the server, as an SQLite store does — 100,000 levels included, without a crash.
 @Suite(
+  .sharedStoreSlot,
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct SharedDeepValueTests {
   @Test func aValueAtTheLimitIsSharedAndDeeperOnesAreRefusedBeforeTheServer() async throws {

@@ -10,6 +10,7 @@ import Testing
 /// is down, concurrent writers, values and keys that do not fit, rows of a newer type — against a real
 /// PostgreSQL server. Tests that restart or stop a server run on a private one of their own.
 @Suite(
+  .sharedStoreSlot,
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct SharedFailureTests {
   // MARK: Outages

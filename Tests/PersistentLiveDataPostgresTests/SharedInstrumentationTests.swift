@@ -13,6 +13,7 @@ import Tracing
 /// replica under test is created inside `withMetricsFactory`/`withTracer` with a `TestMetrics` or an
 /// `InMemoryTracer` of its own: nothing is bootstrapped for the process, parallel suites never meet.
 @Suite(
+  .sharedStoreSlot,
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct SharedInstrumentationTests {
   static let backend = ("backend", "postgresql")

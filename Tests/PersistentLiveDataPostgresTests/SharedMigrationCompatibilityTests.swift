@@ -9,6 +9,7 @@ import Testing
 /// may do, and a replica meeting a newer release's migrations runs read-write, read-only or not at all by
 /// the worst of their marks — it never crash-loops on an additive change.
 @Suite(
+  .sharedStoreSlot,
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct SharedMigrationCompatibilityTests {
   /// What the next release would do: add a column, and record its migration with `mark`.

@@ -10,6 +10,7 @@ import Testing
 /// time, one statement per interval gathering what committed meanwhile once they come faster, several
 /// entries to a payload — and every key's newest version announced either way.
 @Suite(
+  .sharedStoreSlot,
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct SharedNotificationTests {
   /// Each entry of each payload a raw connection heard on the store's channel.

@@ -10,6 +10,7 @@ import Testing
 /// observes alive (and so hearing of other replicas' writes) until the owner goes or the observer is
 /// removed, and then releases it.
 @Suite(
+  .sharedStoreSlot,
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct SharedObservedLifetimeTests {
   /// Any object that is not a lifecycle owner.

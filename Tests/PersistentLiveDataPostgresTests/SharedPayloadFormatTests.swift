@@ -8,6 +8,7 @@ import Testing
 /// that meets a newer one — a replica of a later release during a rollout — catches up at once rather
 /// than at its next periodic catch-up.
 @Suite(
+  .sharedStoreSlot,
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct SharedPayloadFormatTests {
   @Test func aPayloadInANewerFormatMakesTheListenerCatchUpAtOnce() async throws {

@@ -9,6 +9,7 @@ import Testing
 /// Replicas in separate processes (`pld-postgres-child`, built with the tests) and in this one share a
 /// database: every version one writes reaches the others through `changes(since:)`, in order, once.
 @Suite(
+  .sharedStoreSlot,
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct SharedProcessTests {
   /// How long a child may take to do its part: it starts a process, connects and applies the schema

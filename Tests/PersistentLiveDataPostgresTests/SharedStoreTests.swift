@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import PersistentLiveData
 import PersistentLiveDataPostgresTesting
 import Testing
@@ -8,6 +9,7 @@ import Testing
 /// The §5 rules across replicas, against a real PostgreSQL server: each replica is its own client and
 /// store on one database.
 @Suite(
+  .sharedStoreSlot,
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct SharedStoreTests {
   @Test func aWriteOnOneReplicaReachesTheOther() async throws {
@@ -255,6 +257,7 @@ struct SharedStoreTests {
 
 /// Keys of a shared store are told apart by their bytes, on every replica, as PostgreSQL tells them apart.
 @Suite(
+  .sharedStoreSlot,
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct SharedKeyIdentityTests {
   @Test func canonicallyEquivalentSpellingsAreDifferentKeysOnEveryReplica() async throws {

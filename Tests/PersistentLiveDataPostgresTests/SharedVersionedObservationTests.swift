@@ -1,4 +1,5 @@
 import Foundation
+import PLDTestSupport
 import PersistentLiveData
 import PersistentLiveDataPostgres
 import Testing
@@ -9,6 +10,7 @@ import Testing
 /// number shows.
 @MainActor
 @Suite(
+  .sharedStoreSlot,
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct SharedVersionedObservationTests {
   /// The versions an observer received, from any thread.

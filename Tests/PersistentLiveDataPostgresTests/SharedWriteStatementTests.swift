@@ -9,6 +9,7 @@ import Testing
 /// Writes run as prepared statements: each shape is prepared once per connection, gives the same
 /// versions and pruning as before, and keeps working when a migration changes the tables under it.
 @Suite(
+  .sharedStoreSlot,
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct SharedWriteStatementTests {
   /// A client of one connection (so every statement of the test is prepared on it) and a store on it.

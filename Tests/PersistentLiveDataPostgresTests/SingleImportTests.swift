@@ -1,9 +1,11 @@
+import PLDTestSupport
 import PersistentLiveDataPostgres
 import PersistentLiveDataPostgresTesting
 import Testing
 
 /// What the README promises: one import gives the store, the client, the service group and LiveData.
 @Suite(
+  .sharedStoreSlot,
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct SingleImportTests {
   @Test func oneImportRunsAStoreInAServiceGroup() async throws {

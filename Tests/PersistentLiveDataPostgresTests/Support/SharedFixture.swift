@@ -185,5 +185,6 @@ func sanitizerScaled(_ limit: Duration) -> Duration {
 /// preparation ran past `operationTimeout`).
 @Suite(
   .serialized,
+  .sharedStoreSlot,
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 enum ServerFaultSuites {}
