@@ -564,7 +564,7 @@ enum Outage {
   /// once, in order, and a write made afterwards still reaches the observer.
   ///
   /// - Returns: How long after `outage` returned the observer held every version the server held then
-  ///   (expected within 5 s); nil if it did not within 20 s.
+  ///   (expected within 10 s); nil if it did not within 30 s.
   static func exercise(
     fixture: SharedFixture, writer a: Replica, observer b: Replica, keys: [String],
     outage: @Sendable (_ written: [SharedLiveData<Int>]) async throws -> Void
@@ -588,15 +588,16 @@ enum Outage {
     let atEnd = try await FailureHelpers.stored(fixture)
     let behind = onB.map(\.version)
     // Waits longer than it expects, to tell a slow catch-up from none.
-    let caughtUp = await eventually(.seconds(20)) {
+    let caughtUp = await eventually(.seconds(30)) {
       zip(keys, onB).allSatisfy { key, data in data.version >= atEnd[key]?.head ?? 0 }
     }
     let catchUp = caughtUp ? ended.duration(to: .now) : nil
-    let took = catchUp.map { "\($0)" } ?? "over 20 s"
+    let took = catchUp.map { "\($0)" } ?? "over 30 s"
     let heads = keys.map { atEnd[$0]?.head ?? 0 }
-    // The goal is 250 ms (the benchmark measures it); 5 s tells a slow catch-up on a loaded machine from
-    // a stuck one.
-    let bound = sanitizerScaled(.seconds(5))
+    // The goal is 250 ms (the benchmark measures it); 10 s tells a slow catch-up on a loaded machine from
+    // a stuck one. (With every suite running on two cores, a listener's attempts after the third restart
+    // can run out of their deadlines and back off: 8.9 s was seen once, with nothing lost.)
+    let bound = sanitizerScaled(.seconds(10))
     #expect(
       catchUp.map { $0 < bound } == true,
       "B holds what the server held after the outage within \(bound): took \(took) (B \(behind), server \(heads))"
