@@ -25,14 +25,17 @@ final class RawVersionedStore {
   private let latestVersion: RawStatement
   private let insert: RawStatement
 
-  init(path: String, synchronous: String) throws {
+  /// Opens `path` and writes into `table`: `t` (created here, the benchmark's own schema), or
+  /// `pld_values` of a file the library made, its triggers firing as they do for the library's writes.
+  init(path: String, synchronous: String, table: String = "t") throws {
     database = try RawDatabase(path: path)
     try database.configure(synchronous: synchronous)
-    try database.execute(Self.schema)
+    if table == "t" { try database.execute(Self.schema) }
     begin = try database.prepare("BEGIN IMMEDIATE")
     commit = try database.prepare("COMMIT")
-    latestVersion = try database.prepare("SELECT max(version) FROM t WHERE key = ?")
-    insert = try database.prepare("INSERT INTO t(key, version, written_at, payload) VALUES (?, ?, ?, ?)")
+    latestVersion = try database.prepare("SELECT max(version) FROM \(table) WHERE key = ?")
+    insert = try database.prepare(
+      "INSERT INTO \(table)(key, version, written_at, payload) VALUES (?, ?, ?, ?)")
   }
 
   /// The encoder settings of the library's codec.
