@@ -61,11 +61,16 @@ enum SharedSchema {
 
   /// The indexes ``buildConcurrentIndexes(client:logger:)`` builds.
   static let concurrentIndexes = [
+    // The change feed's (periodic catch-up: rows whose changed_by is at least a snapshot's xmin).
+    // Migration 0002 creates it in its transaction, where a large pld_values held every writer for the
+    // whole build; that statement is skipped (``transactionalStatements(of:)``) and the index built here.
+    // A database migrated by a release that ran it has it valid already: nothing is built again.
+    ConcurrentIndex(version: 2, name: "pld_values_changed_by", definition: "pld_values (changed_by)"),
     // A collection's members, keys(prefix:): the keys' first characters, by bytes (see
     // SharedStatements.startsWith). At most 1 KiB of UTF-8, so any key fits an entry.
     ConcurrentIndex(
       version: 4, name: "pld_heads_key_prefix",
-      definition: "pld_heads ((left(key, \(SharedStatements.indexedCharacters)) COLLATE \"C\"))")
+      definition: "pld_heads ((left(key, \(SharedStatements.indexedCharacters)) COLLATE \"C\"))"),
   ]
 
   /// The advisory lock one replica holds while it builds the concurrent indexes ("pld" in ASCII, then 2).
@@ -163,7 +168,7 @@ enum SharedSchema {
         }
         for migration in migrations where migration.version > found {
           do {
-            for statement in statements(in: migration.sql) {
+            for statement in transactionalStatements(of: migration) {
               try await connection.query(PostgresQuery(unsafeSQL: statement), logger: quiet)
             }
           } catch {
@@ -218,6 +223,18 @@ enum SharedSchema {
   }
 
   /// The statements of a migration file: separated by a semicolon at the end of a line, comments left out.
+  /// The statements of `migration` run in the migrations' transaction: every one but the `CREATE INDEX`
+  /// of an index in ``concurrentIndexes`` (a shipped file is never edited; its index is built
+  /// concurrently instead, after the transaction).
+  static func transactionalStatements(of migration: (version: Int, name: String, sql: String)) -> [String] {
+    let deferred = concurrentIndexes.filter { $0.version == migration.version }.map {
+      "CREATE INDEX \($0.name) ON "
+    }
+    return statements(in: migration.sql).filter { statement in
+      !deferred.contains { statement.hasPrefix($0) }
+    }
+  }
+
   static func statements(in sql: String) -> [String] {
     let lines = sql.split(separator: "\n", omittingEmptySubsequences: false)
       .filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("--") }
