@@ -89,6 +89,7 @@ let package = Package(
         .embedInCode("../../Migrations/postgres/0003_write_attribution.sql"),
         .embedInCode("../../Migrations/postgres/0004_collections.sql"),
         .embedInCode("../../Migrations/postgres/0005_migration_compatibility.sql"),
+        .embedInCode("../../Migrations/postgres/0006_replicas.sql"),
       ],
       swiftSettings: swiftSettings
     ),

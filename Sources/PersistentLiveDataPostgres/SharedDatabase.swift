@@ -60,6 +60,8 @@ final class SharedDatabase: Sendable {
   /// A migration a newer release applied and marked read-only for this one (API §20): every write
   /// throws ``SharedStoreError/readOnlyMigration(migration:)``.
   private let readOnlyMigration = Locked<String?>(nil)
+  /// Whether a newer release made the database read-only for this one (known once the schema is ready).
+  var isReadOnly: Bool { readOnlyMigration.withLock { $0 != nil } }
   private let schemaTask = Locked<(task: Task<Void, any Error>, started: ContinuousClock.Instant, id: Int)?>(
     nil)
   private let schemaReady = Locked(false)

@@ -39,6 +39,7 @@ struct SharedListener: Sendable {
       group.addTask { await listen() }
       group.addTask { await catchUpPeriodically() }
       group.addTask { await buildIndexes() }
+      group.addTask { [database] in await SharedReplicas.heartbeat(database: database) }
       await group.next()
       group.cancelAll()
     }

@@ -29,6 +29,7 @@ enum SharedSchema {
       5, "0005_migration_compatibility.sql",
       String(decoding: PackageResources._005_migration_compatibility_sql, as: UTF8.self)
     ),
+    (6, "0006_replicas.sql", String(decoding: PackageResources._006_replicas_sql, as: UTF8.self)),
   ]
 
   /// What a replica that does not know each migration may do with the database (API §20), for those
@@ -166,22 +167,18 @@ enum SharedSchema {
           try await connection.query("COMMIT", logger: quiet)
           return access
         }
-        for migration in migrations where migration.version > found {
+        let pending = migrations.filter { $0.version > found }
+        if !pending.isEmpty {
           do {
-            for statement in transactionalStatements(of: migration) {
-              try await connection.query(PostgresQuery(unsafeSQL: statement), logger: quiet)
-            }
+            try await connection.query(PostgresQuery(unsafeSQL: applyingStatement(pending)), logger: quiet)
           } catch {
-            throw SharedStoreError.migrationFailed(
-              version: migration.version, reason: SharedDatabase.describe(error))
+            let described = SharedDatabase.describe(error)
+            let failure = migrationFailure(described) ?? (pending[0].version, described)
+            throw SharedStoreError.migrationFailed(version: failure.version, reason: failure.reason)
           }
-          let mark = compatibility(of: migration.version).rawValue
-          try await connection.query(
-            migration.version >= 5
-              ? "INSERT INTO pld_schema (version, name, compatibility) VALUES (\(migration.version), \(migration.name), \(mark))"
-              : "INSERT INTO pld_schema (version, name) VALUES (\(migration.version), \(migration.name))",
-            logger: quiet)
-          logger?.info("Applied shared-store schema", metadata: ["version": "\(migration.version)"])
+          for migration in pending {
+            logger?.info("Applied shared-store schema", metadata: ["version": "\(migration.version)"])
+          }
         }
         try await connection.query("COMMIT", logger: quiet)
         return .readWrite

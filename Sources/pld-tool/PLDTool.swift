@@ -33,8 +33,17 @@ struct PLDTool: ParsableCommand {
     subcommands: [
       Inspect.self, Keys.self, Get.self, History.self, Diff.self, Set.self, Rollback.self, Prune.self,
       Export.self, Import.self, Verify.self, Watch.self, Backup.self, Delete.self, Serve.self,
-    ]
+    ] + postgresCommands
   )
+
+  /// The commands that need PostgreSQL: none in a build without it (PLD_WITHOUT_POSTGRES=1).
+  static var postgresCommands: [any ParsableCommand.Type] {
+    #if canImport(PersistentLiveDataPostgres)
+    [Replicas.self]
+    #else
+    []
+    #endif
+  }
 
   /// Only reached without a command, which ``execute(_:console:)`` answers first; kept as ArgumentParser's
   /// default for a command with subcommands.

@@ -542,6 +542,29 @@ class InspectorTests(unittest.TestCase):
             self.assertIn("schema 1", schemas[3])
             self.assertIn('"note": "schema 2"', articles[0].find_element(By.CSS_SELECTOR, "pre").text)
             self.assertIsNone(inspector.process.poll(), "the inspector is still running")
+            # The inspector's own store is a replica: the line under the header names the replicas running.
+            replicas = self.driver.find_element(By.ID, "replicas")
+            # (With the helper processes that wrote, which ended without a word: their rows stay a minute.)
+            wait_until(lambda: replicas.is_displayed() and f":{inspector.process.pid} (" in replicas.text, 15,
+                       "the replica line")
+            self.assertNotIn("warning", replicas.get_attribute("class"))
+            # A replica of an older release that a newer release's read-only migration strands: a warning,
+            # at the next look (every 10 s).
+            psql = server.as_postgres + [os.path.join(server.binaries, "psql"), "-h", server.socket_folder, "-p",
+                                         str(server.port), "-U", "test", "-d", "postgres", "-c"]
+            subprocess.run(psql + ["""
+                INSERT INTO pld_replicas (id, host, pid, library_version, schema_version, access)
+                VALUES ('older', 'elsewhere', 7, '0.3.0', 5, 'read-write');
+                INSERT INTO pld_schema (version, name, compatibility)
+                VALUES (99, '0099_next.sql', 'read-only')"""], check=True, capture_output=True)
+            wait_until(lambda: "stranded" in replicas.text, 25, "the stranded warning")
+            self.assertIn("elsewhere:7 (0.3.0, schema 5) by 0099_next.sql (read-only)", replicas.text)
+            self.assertIn("warning", replicas.get_attribute("class"))
+            # Its JSON, with the token's cookie.
+            self.driver.get(f"http://127.0.0.1:{inspector.port}/api/replicas")
+            listed = json.loads(self.driver.find_element(By.TAG_NAME, "body").text)
+            self.assertEqual(sorted(set(r["library"] for r in listed)), ["0.3.0", "0.4.0-dev"])
+            self.assertIn(inspector.process.pid, [r["pid"] for r in listed])
         finally:
             for inspector in self.servers:
                 inspector.stop()

@@ -354,7 +354,7 @@ struct SharedFailureTests {
     #expect(versions == SharedSchema.migrations.map { "\($0.version)" }.joined(separator: ","))
     let tables = try await fixture.psql(
       "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables WHERE tablename LIKE 'pld\\_%'")
-    #expect(tables == "pld_heads,pld_removals,pld_schema,pld_values")
+    #expect(tables == "pld_heads,pld_removals,pld_replicas,pld_schema,pld_values")
     let head = try await fixture.psql("SELECT version FROM pld_heads")
     #expect(head == "6", "each replica's update counted")
     let outcomes = replicas.compactMap(\.runOutcome.value)

@@ -119,6 +119,37 @@ struct SharedIndexBuildTests {
     await running.value
   }
 
+  /// The migrations go to the server as one statement; one that fails names its version and the
+  /// server's words, and nothing of the transaction stays.
+  @Test func aFailingMigrationIsNamedAndNothingIsApplied() async throws {
+    for migration in SharedSchema.migrations {
+      #expect(!migration.sql.contains("$"), "\(migration.name) holds no dollar quote")
+    }
+    let fixture = try await SharedFixture()
+    let first = fixture.replica(listening: false)
+    _ = try await first.store.liveData("k", default: 0)
+    await first.shutDown()
+    // As a database of release 5 whose owner made a table of the name migration 6 creates.
+    try await fixture.psql(
+      """
+      DROP TABLE pld_replicas; DELETE FROM pld_schema WHERE version = 6;
+      CREATE TABLE pld_replicas (mine integer)
+      """)
+    let second = fixture.replica(listening: false)
+    await #expect {
+      _ = try await second.store.liveData("k", default: 0)
+    } throws: { error in
+      guard case SharedStoreError.migrationFailed(let version, let reason) = error else { return false }
+      return version == 6 && reason.contains("already exists")
+    }
+    await second.shutDown()
+    #expect(try await fixture.psql("SELECT max(version) FROM pld_schema") == "5")
+    #expect(
+      try await fixture.psql(
+        "SELECT string_agg(column_name, ',') FROM information_schema.columns WHERE table_name = 'pld_replicas'"
+      ) == "mine")
+  }
+
   /// The shipped file still says what it did; the statement run in the transaction is left out, and
   /// only that one.
   @Test func migrationTwoRunsEveryStatementButItsIndexInTheTransaction() {

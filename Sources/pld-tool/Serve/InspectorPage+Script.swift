@@ -360,6 +360,21 @@ extension InspectorPage {
         source.addEventListener("removed", (e) => { const key = JSON.parse(e.data).key; removeKey(key); refreshTimeline(key); });
       }
 
+      // A shared store's replicas (none for a file), every 10 s: a warning names those a migration strands.
+      const replicasLine = document.getElementById("replicas");
+      function showReplicas(list) {
+        const stranded = list.filter((r) => r.strandedBy.length > 0);
+        const name = (r) => r.host + ":" + r.pid + " (" + r.library + ", schema " + r.schema + (r.readOnly ? ", read-only" : "") + ")";
+        replicasLine.hidden = list.length === 0;
+        replicasLine.classList.toggle("warning", stranded.length > 0);
+        replicasLine.textContent = stranded.length > 0
+          ? stranded.length + " of " + list.length + " replicas stranded: " + stranded.map((r) => name(r) + " by " + r.strandedBy.join(", ")).join("; ")
+          : list.length + (list.length === 1 ? " replica: " : " replicas: ") + list.map(name).join(", ");
+      }
+      function loadReplicas() { fetch("/api/replicas", { cache: "no-store" }).then((r) => r.json()).then(showReplicas).catch(() => {}); }
+      loadReplicas();
+      setInterval(loadReplicas, 10000);
+
       // The first screenful at once, then every key; events resume from the first answer's id.
       const firstPage = 200;
       fetch("/api/keys?limit=" + firstPage, { cache: "no-store" }).then((r) => {

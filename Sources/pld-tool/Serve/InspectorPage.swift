@@ -78,6 +78,8 @@ enum InspectorPage {
     header .store { color: var(--muted); overflow: hidden; text-overflow: ellipsis; white-space: nowrap;
       max-width: 40ch; font-family: ui-monospace, Menlo, monospace; font-size: 12px; }
     #limitation { margin: 0; padding: 6px 16px; font-size: 12px; color: var(--del); border-bottom: 1px solid var(--line); }
+    #replicas { margin: 0; padding: 6px 16px; font-size: 12px; border-bottom: 1px solid var(--line); }
+    #replicas.warning { color: var(--del); font-weight: 600; }
     #filter { flex: 1; max-width: 420px; padding: 6px 10px; border: 1px solid var(--line); border-radius: 6px;
       background: var(--bg); color: var(--fg); font: inherit; }
     #status { font-size: 12px; color: var(--muted); }
@@ -150,6 +152,7 @@ enum InspectorPage {
       <button id="theme" type="button" title="Switch between light and dark">Theme</button>
     </header>
     <p id="limitation" role="status"{{LIMITED}}>{{LIMITATION}}</p>
+    <p id="replicas" role="status" hidden></p>
     <main>
       <section id="keys-pane" role="table" aria-label="Keys">
         <div class="row head" role="row"><div class="cell" role="columnheader">Key</div><div class="cell num" role="columnheader">Version</div><div class="cell" role="columnheader">Written at</div><div class="cell num" role="columnheader">Schema</div><div class="cell" role="columnheader">Retention</div><div class="cell" role="columnheader">Attribution</div></div>

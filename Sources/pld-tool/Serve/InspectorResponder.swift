@@ -13,6 +13,7 @@ import PersistentLiveData
 /// | `GET /api/keys?limit=N&prefix=P` | every key's summary (or the first N; with `prefix`, the keys that start with P, by bytes: a collection's `NAME/`), with the id of the newest event it includes (`PLD-Event-Id`) |
 /// | `GET /api/keys/KEY/history?limit=N` | the key's newest N versions (KEY percent-encoded), `ETag: "LATEST"` |
 /// | `GET /api/events` | Server-Sent Events (``ServerSentEvents``) |
+/// | `GET /api/replicas` | a shared store's running replicas, each with the migrations that strand it (`[]` for a file) |
 /// | `POST /api/keys/KEY/rollback` `{"version": N}` | with `--allow-writes` only: a rollback; with `If-Match: "V"`, only while the key is at V (else 412) |
 struct InspectorResponder: HTTPResponder {
   typealias Context = BasicRequestContext
@@ -54,6 +55,8 @@ struct InspectorResponder: HTTPResponder {
         var response = Self.body(keys, type: "application/json; charset=utf-8")
         if let name = HTTPField.Name("PLD-Event-Id") { response.headers[name] = "\(lastID)" }
         return response
+      case (true, 2, "api", "replicas"):
+        return Self.json(try await source.replicasJSON())
       case (true, 2, "api", "events"):
         let lastID = HTTPField.Name("Last-Event-ID").flatMap { request.headers[$0] }.flatMap { Int64($0) }
         return ServerSentEvents.response(feed: feed, after: lastID ?? query["after"].flatMap { Int64($0) })

@@ -34,9 +34,15 @@ protocol InspectorSource: Sendable {
 
   /// Closes the store.
   func close() async
+
+  /// The replicas running on a shared store's database (`PostgresStore.replicas()`), as JSON; an SQLite
+  /// file has none.
+  func replicasJSON() async throws -> JSONValue
 }
 
 extension InspectorSource {
+  func replicasJSON() async throws -> JSONValue { .array([]) }
+
   /// The history's JSON: the versions newest first, each with its diff to the version before.
   ///
   /// Also returns the newest version, read with the history (its `ETag`).

@@ -53,6 +53,10 @@ final class PostgresInspectorSource: InspectorSource {
     }
   }
 
+  func replicasJSON() async throws -> JSONValue {
+    .array(try await store.replicas().map(\.json))
+  }
+
   func summaries() async throws -> [KeySummary] {
     let snapshot = try await store.currentSnapshot()
     let rows = try await store.latestRows(asOf: snapshot)

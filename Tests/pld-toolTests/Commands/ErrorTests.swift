@@ -126,7 +126,7 @@ import Testing
     let path = directory.path("app.db")
     let expected = """
       Error: Unknown command 'frob'; the commands are inspect, keys, get, history, diff, set, rollback, \
-      prune, export, import, verify, watch, backup, delete, serve.
+      prune, export, import, verify, watch, backup, delete, serve, replicas.
       Usage: pld-tool <subcommand> <database> [<arguments>] [--json]
              pld-tool --version
         See 'pld-tool --help' for more information.

@@ -21,6 +21,9 @@ import Testing
     #expect(page.contains("a&lt;b&gt;&amp;&quot;c&quot;/app.db"), "the path, escaped")
     #expect(!page.contains("a<b>"))
     #expect(page.contains(#"<p id="limitation" role="status" hidden></p>"#), "nothing to say: hidden")
+    #expect(page.contains(#"<p id="replicas" role="status" hidden></p>"#), "a file has no replicas")
+    let replicas = try server.get("/api/replicas")
+    #expect(replicas.status == 200 && replicas.body.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
     #expect(server.stop() == 0)
   }
 
