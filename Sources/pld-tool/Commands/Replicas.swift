@@ -59,8 +59,8 @@ extension PLDTool {
         }
         throw CommandError(
           "\(HumanFormat.count(stranded.count, "replica")) stranded: \(names.joined(separator: "; ")). "
-            + "Upgrade or stop them before the migration is applied; a migration marked incompatible needs every "
-            + "replica of an older release stopped.")
+            + "After a read-only migration a replica can only read, after an incompatible one it cannot start: "
+            + "upgrade them, or stop them before the migration is applied.")
       }
     }
 
