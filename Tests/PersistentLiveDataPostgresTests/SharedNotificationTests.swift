@@ -333,10 +333,14 @@ struct SharedNotificationTests {
     let deadlines = Deadlines()
     let fired = Recorder<Int>()
     let now = ContinuousClock.now
-    // Added latest first, all passed before the watcher first wakes.
+    // Added latest first, all due a microsecond apart half a second from now: every add is done before
+    // the watcher first wakes, and it wakes to several at once. (Already passed when added, as this test had them,
+    // a watcher slowed down by ThreadSanitizer could wake between two adds and fire each alone: latest
+    // first, in the order they were added.)
     for index in (0..<50).reversed() {
-      _ = deadlines.add(now - .milliseconds(100 - index)) { fired.append(index) }
+      _ = deadlines.add(now + .milliseconds(500) + .microseconds(index)) { fired.append(index) }
     }
+    #expect(ContinuousClock.now - now < .milliseconds(500), "added before the first was due")
     #expect(await eventually { fired.count == 50 })
     #expect(fired.all == Array(0..<50))
   }
