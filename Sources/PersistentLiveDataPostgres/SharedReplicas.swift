@@ -27,13 +27,15 @@ enum SharedReplicas {
   static func heartbeat(database: SharedDatabase) async {
     let id = UUID().uuidString.lowercased()
     let interval = interval(catchUp: database.options.catchUpInterval)
+    // Once per run: the host name can take a lookup.
+    let host = ProcessInfo.processInfo.hostName
     var recorded = false
     while !Task.isCancelled {
       do {
         let first = !recorded
         // Not `bounded`: a heartbeat is not the store's work, and says nothing to its reachability.
         try await withDeadline(database.options.operationTimeout, operation: "record the replica") {
-          try await beat(id: id, first: first, database: database)
+          try await beat(id: id, host: host, first: first, database: database)
         }
         recorded = true
       } catch {
@@ -55,14 +57,13 @@ enum SharedReplicas {
   }
 
   /// Adds or refreshes the row; the first beat also deletes the rows of replicas gone for a minute.
-  private static func beat(id: String, first: Bool, database: SharedDatabase) async throws {
+  private static func beat(id: String, host: String, first: Bool, database: SharedDatabase) async throws {
     if first {
       try await database.client.query(
         "DELETE FROM pld_replicas WHERE heartbeat_at < now() - make_interval(secs => \(staleAfter))",
         logger: SharedSchema.quiet)
     }
     let access = database.isReadOnly ? "read-only" : "read-write"
-    let host = ProcessInfo.processInfo.hostName
     let pid = Int(ProcessInfo.processInfo.processIdentifier)
     try await database.client.query(
       """

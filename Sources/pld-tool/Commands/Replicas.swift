@@ -55,7 +55,9 @@ extension PLDTool {
       let stranded = replicas.filter { !$0.strandedBy.isEmpty }
       guard stranded.isEmpty else {
         let names = stranded.map {
-          "\($0.host):\($0.processID) (\($0.libraryVersion)) by \($0.strandedBy.joined(separator: ", "))"
+          // What a replica (or anyone) wrote in the table: escaped, as every other cell.
+          TerminalText.escaped(
+            "\($0.host):\($0.processID) (\($0.libraryVersion)) by \($0.strandedBy.joined(separator: ", "))")
         }
         throw CommandError(
           "\(HumanFormat.count(stranded.count, "replica")) stranded: \(names.joined(separator: "; ")). "

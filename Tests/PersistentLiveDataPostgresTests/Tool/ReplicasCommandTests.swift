@@ -48,6 +48,26 @@ struct ReplicasCommandTests {
     await a.shutDown()
   }
 
+  /// What a row says is data: a host name holding a terminal escape is printed escaped, in the table and
+  /// in the warning.
+  @Test func aHostileRowIsPrintedEscaped() async throws {
+    let fixture = try await SharedFixture()
+    let a = fixture.replica(options: SharedReplicasTests.fast)
+    #expect(await eventually { ((try? await a.store.replicas()) ?? []).count == 1 })
+    await a.shutDown()
+    try await fixture.psql(
+      """
+      INSERT INTO pld_replicas (id, host, pid, library_version, schema_version, access)
+      VALUES ('hostile', E'evil\\x1b[2Jhost', 7, '0.3.0', 0, 'read-write')
+      """)
+    let (lines, status) = try await Self.run(["replicas", "--postgres", fixture.url])
+    #expect(status == 1, "\(lines)")
+    let output = lines.joined(separator: "\n")
+    #expect(!output.contains("\u{1b}"), "\(output)")
+    let escaped = #"evil\u{1B}[2Jhost:7"#
+    #expect(output.components(separatedBy: escaped).count == 3, "in the table and the warning: \(output)")
+  }
+
   /// Looking never migrates: a database of the first release stays at schema 1, with no replica listed.
   @Test func itMigratesNothing() async throws {
     let fixture = try await SharedFixture()
