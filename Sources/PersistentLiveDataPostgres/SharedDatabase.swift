@@ -220,7 +220,6 @@ final class SharedDatabase: Sendable {
             attribution: write.attribution))
       }
     }
-    SharedStoreTestHooks.afterCommitBeforeNotify.withLock { $0 }?(committed.map(\.version))
     notifier.send(
       zip(writes, committed).map { SharedNotification(write: $0, committed: $1, origin: origin) })
     return committed

@@ -254,10 +254,3 @@ extension SharedDatabase {
     }
   }
 }
-
-/// What tests set to stop a writer at a chosen point. Never set by the library.
-package enum SharedStoreTestHooks {
-  /// Called with the versions a commit wrote, after the commit returned and before its notifications
-  /// are queued: a test child `_exit`s in it to lose a notification the way a crash does.
-  package static let afterCommitBeforeNotify = Locked<(@Sendable ([Int64]) -> Void)?>(nil)
-}

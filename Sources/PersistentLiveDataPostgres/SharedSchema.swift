@@ -151,11 +151,21 @@ enum SharedSchema {
       try await connection.query("BEGIN", logger: quiet)
       do {
         try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: quiet)
-        try await connection.query(
-          """
-          CREATE TABLE IF NOT EXISTS pld_schema (
-            version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
-          """, logger: quiet)
+        // Created only when missing: `CREATE … IF NOT EXISTS` needs the CREATE privilege on the schema
+        // even when the table exists, which a role that may only read and write the tables lacks.
+        var exists = false
+        for try await found in try await connection.query(
+          "SELECT to_regclass('pld_schema') IS NOT NULL", logger: quiet
+        ).decode(Bool.self) {
+          exists = found
+        }
+        if !exists {
+          try await connection.query(
+            """
+            CREATE TABLE IF NOT EXISTS pld_schema (
+              version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
+            """, logger: quiet)
+        }
         var found = 0
         for try await version in try await connection.query(
           "SELECT coalesce(max(version), 0)::bigint FROM pld_schema", logger: quiet

@@ -17,10 +17,6 @@
 // With PLD_CHILD_CACHE=PATH in the environment, the store keeps its local cache in PATH
 // (`PostgresStoreOptions.localCachePath`).
 //
-// With PLD_CHILD_EXIT_BEFORE_NOTIFY=V in the environment, the child prints "committed V" and `_exit`s with
-// status 75 as soon as the commit of version V returned, before its notification is queued: as a process
-// that dies between the two.
-//
 // Lines go straight to file descriptor 1 (no buffering), so the parent sees each one as it happens. Any
 // failure prints "error DESCRIPTION" and exits with status 1; wrong arguments exit with status 64.
 import Foundation
@@ -127,17 +123,6 @@ func perform(mode: String, key: String, count: Int, store: PostgresStore) async 
   return 0
 }
 
-/// Makes the process die right after the commit of `version`, before its notification is sent.
-func exitBeforeNotifying(_ version: Int64) {
-  SharedStoreTestHooks.afterCommitBeforeNotify.withLock { hook in
-    hook = { versions in
-      guard versions.contains(version) else { return }
-      emit("committed \(version)")
-      _exit(75)
-    }
-  }
-}
-
 func main() async -> Int32 {
   let arguments = CommandLine.arguments
   guard arguments.count == 7, let count = Int(arguments[6]), count >= 1,
@@ -146,13 +131,6 @@ func main() async -> Int32 {
     emit(
       "error usage: pld-postgres-child write|write2|increment|observe|serve ENDPOINT USER DATABASE KEY COUNT")
     return 64
-  }
-  if let text = ProcessInfo.processInfo.environment["PLD_CHILD_EXIT_BEFORE_NOTIFY"] {
-    guard let version = Int64(text) else {
-      emit("error PLD_CHILD_EXIT_BEFORE_NOTIFY is not a version: \(text)")
-      return 64
-    }
-    exitBeforeNotifying(version)
   }
   let client = PostgresClient(configuration: configuration)
   var options = PostgresStoreOptions()

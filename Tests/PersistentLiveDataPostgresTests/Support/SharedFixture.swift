@@ -47,6 +47,29 @@ struct SharedFixture: Sendable {
     Replica(configuration: configuration, options: options, listening: listening)
   }
 
+  /// A new login role that may read and write the tables this fixture's database has now, and nothing
+  /// more: no CREATE in its schema, as a service's role where an owner role runs the migrations. (The
+  /// fixture's own role is a superuser, which no privilege stops.)
+  ///
+  /// With `canNotify` false, `pg_notify` is revoked from PUBLIC in the database as well: each of the
+  /// role's commits is followed by a notification the server refuses, so that nobody hears of it, as when
+  /// a writer dies between its commit and its notification. Open a key first, so that the tables exist.
+  ///
+  /// ```swift
+  /// let role = try await fixture.roleWithTablePrivilegesOnly(canNotify: false)
+  /// ```
+  func roleWithTablePrivilegesOnly(canNotify: Bool = true) async throws -> String {
+    let role = "pld_tables_only_\(database)\(canNotify ? "" : "_silent")"
+    try await psql(
+      """
+      CREATE ROLE \(role) LOGIN;
+      GRANT ALL ON ALL TABLES IN SCHEMA public TO \(role);
+      GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO \(role);
+      \(canNotify ? "" : "REVOKE EXECUTE ON FUNCTION pg_notify(text, text) FROM PUBLIC;")
+      """)
+    return role
+  }
+
   /// Runs SQL on this fixture's database with psql, waited for on a thread of its own.
   @discardableResult
   func psql(_ sql: String) async throws -> String {
