@@ -117,6 +117,12 @@ let package = Package(
         "PersistentLiveDataPostgres",
         .product(name: "PostgresNIO", package: "postgres-nio"),
       ],
+      // The inspector's page (`pld-tool serve`), compiled into the tool: nothing is read at run time.
+      resources: [
+        .embedInCode("Serve/Page/index.html"),
+        .embedInCode("Serve/Page/app.css"),
+        .embedInCode("Serve/Page/app.js"),
+      ],
       swiftSettings: swiftSettings
     ),
     .executableTarget(
