@@ -57,8 +57,8 @@ final class SharedDatabase: Sendable {
   /// The hash of every key that had a live value, to find the key of a notification that carried only
   /// the hash (a key too long for the payload).
   private let keysByHash = Locked<[String: String]>([:])
-  /// A migration a newer release applied and marked read-only for this one (API §20): every write
-  /// throws ``SharedStoreError/readOnlyMigration(migration:)``.
+  /// A migration a newer release applied and marked read-only for this one (the README's compatibility
+  /// promise): every write throws ``SharedStoreError/readOnlyMigration(migration:)``.
   private let readOnlyMigration = Locked<String?>(nil)
   /// Whether a newer release made the database read-only for this one (known once the schema is ready).
   var isReadOnly: Bool { readOnlyMigration.withLock { $0 != nil } }

@@ -32,9 +32,9 @@ enum SharedSchema {
     (6, "0006_replicas.sql", String(decoding: PackageResources._006_replicas_sql, as: UTF8.self)),
   ]
 
-  /// What a replica that does not know each migration may do with the database (API §20), for those
-  /// not ``MigrationCompatibility/readWrite``; recorded in `pld_schema` when applied (0001–0004 by 0005).
-  /// A new migration that is not read-write is added here with its file.
+  /// What a replica that does not know each migration may do with the database (the README's compatibility
+  /// promise), for those not ``MigrationCompatibility/readWrite``; recorded in `pld_schema` when applied
+  /// (0001–0004 by 0005). A new migration that is not read-write is added here with its file.
   static let marks: [Int: MigrationCompatibility] = [
     // The initial schema: there is nothing before it.
     1: .incompatible

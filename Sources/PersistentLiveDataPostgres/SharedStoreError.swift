@@ -28,8 +28,8 @@ public enum SharedStoreError: Error, CustomStringConvertible, LocalizedError, Se
   /// The database holds tables of a newer version of this library than this one knows.
   case schemaTooNew(found: Int, supported: Int)
   /// A replica of a newer release applied `migration` to the shared tables and marked it read-only for
-  /// releases that do not know it (API §20): this replica reads and follows the other replicas, and each
-  /// write throws this, with nothing written. Upgrade the library to write again.
+  /// releases that do not know it (the README's compatibility promise): this replica reads and follows the
+  /// other replicas, and each write throws this, with nothing written. Upgrade the library to write again.
   case readOnlyMigration(migration: String)
   /// A schema migration failed; the transaction that applied it was rolled back.
   case migrationFailed(version: Int, reason: String)

@@ -6,8 +6,9 @@ import Testing
 
 @testable import PersistentLiveDataPostgres
 
-/// API §20: a shared-schema index is built `CONCURRENTLY`, outside the migrations' transaction, so that
-/// an upgrade of a database with a large `pld_values` never holds its writers for the build.
+/// The compatibility promise (README): a shared-schema index is built `CONCURRENTLY`, outside the migrations'
+/// transaction, so that an upgrade of a database with a large `pld_values` never holds its writers for the
+/// build.
 @Suite(
   .sharedStoreSlot,
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))

@@ -5,9 +5,9 @@ import Testing
 
 @testable import PersistentLiveDataPostgres
 
-/// API §20 on a real server: each shared-schema migration records what a replica that does not know it
-/// may do, and a replica meeting a newer release's migrations runs read-write, read-only or not at all by
-/// the worst of their marks — it never crash-loops on an additive change.
+/// The compatibility promise (README) on a real server: each shared-schema migration records what a replica
+/// that does not know it may do, and a replica meeting a newer release's migrations runs read-write,
+/// read-only or not at all by the worst of their marks — it never crash-loops on an additive change.
 @Suite(
   .sharedStoreSlot,
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))

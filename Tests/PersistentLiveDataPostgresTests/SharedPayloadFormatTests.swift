@@ -4,9 +4,9 @@ import PersistentLiveData
 import PersistentLiveDataPostgres
 import Testing
 
-/// API §20: notification payloads carry their format (`pld-notify/2` on their first line), and a listener
-/// that meets a newer one — a replica of a later release during a rollout — catches up at once rather
-/// than at its next periodic catch-up.
+/// The compatibility promise (README): notification payloads carry their format (`pld-notify/2` on their
+/// first line), and a listener that meets a newer one — a replica of a later release during a rollout —
+/// catches up at once rather than at its next periodic catch-up.
 @Suite(
   .sharedStoreSlot,
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))

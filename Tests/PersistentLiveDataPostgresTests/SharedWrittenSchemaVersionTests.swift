@@ -4,8 +4,9 @@ import PersistentLiveData
 import PersistentLiveDataPostgres
 import Testing
 
-/// API §20 on a shared store: replicas of the expand release write schema 1 on every write path, so the
-/// replicas still on the old build never meet a value they cannot read during the rollout.
+/// The compatibility promise (README) on a shared store: replicas of the expand release write schema 1 on
+/// every write path, so the replicas still on the old build never meet a value they cannot read during the
+/// rollout.
 @Suite(
   .sharedStoreSlot,
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))

@@ -124,8 +124,8 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
   /// ```
   case schemaTooNew(path: String, found: Int, supported: Int)
   /// A newer version of this library applied `migration` to the file, which it marked read-only for
-  /// versions that do not know it (API §20): this one reads the file, and each write throws this, with
-  /// nothing written. Upgrade the library to write to it.
+  /// versions that do not know it (the README's compatibility promise): this one reads the file, and each
+  /// write throws this, with nothing written. Upgrade the library to write to it.
   ///
   /// ```swift
   /// catch PersistentLiveDataError.readOnlyMigration(_, let migration) { showReadOnlyBanner(migration) }

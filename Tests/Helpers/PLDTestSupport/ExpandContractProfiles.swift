@@ -1,7 +1,8 @@
 import PersistentLiveData
 import Testing
 
-/// Three releases of one value type, for the tests of expand-then-contract (API §20) on both stores.
+/// Three releases of one value type, for the tests of expand-then-contract (the README's compatibility
+/// promise) on both stores.
 ///
 /// ```swift
 /// let profile = try store.liveData("profile", default: ProfileReads2Writes1(name: "", email: ""))

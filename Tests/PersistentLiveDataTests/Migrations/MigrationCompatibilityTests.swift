@@ -5,9 +5,10 @@ import Testing
 @testable import PersistentLiveData
 
 extension MigrationTests {
-  /// API §20: each migration records what a library that does not know it may do with the file, and a
-  /// library meeting migrations past what it knows opens the file read-write, read-only or not at all by
-  /// the worst of their marks — never resetting it, the file byte for byte unchanged when refused.
+  /// The compatibility promise (README): each migration records what a library that does not know it may do
+  /// with the file, and a library meeting migrations past what it knows opens the file read-write, read-only
+  /// or not at all by the worst of their marks — never resetting it, the file byte for byte unchanged when
+  /// refused.
   @Suite struct MigrationCompatibilityTests {
     /// The marks of `pld_migrations`, "version:mark" in order.
     static func marks(_ path: String) throws -> [String] {

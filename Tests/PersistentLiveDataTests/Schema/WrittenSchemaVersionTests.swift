@@ -12,9 +12,9 @@ struct ProfileWrittenTooHigh: PersistentValue, Equatable {
 }
 
 extension ValueSchemas {
-  /// API §20, expand then contract: a type can read a new schema before any build writes it. Every write
-  /// path records `writtenSchemaVersion` with the form `encode(to:schemaVersion:)` gives, so a build that
-  /// knows only schema 1 reads everything the expand release wrote.
+  /// Expand then contract (README, the compatibility promise): a type can read a new schema before any build
+  /// writes it. Every write path records `writtenSchemaVersion` with the form `encode(to:schemaVersion:)`
+  /// gives, so a build that knows only schema 1 reads everything the expand release wrote.
   @Suite struct WrittenSchemaVersionTests {
     static let blank = ProfileReads2Writes1(name: "", email: "")
 

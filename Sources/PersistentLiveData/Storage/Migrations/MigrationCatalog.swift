@@ -31,9 +31,10 @@ package enum MigrationCatalog {
     }
   }.sorted { $0.version < $1.version }
 
-  /// What a library that does not know each migration may do with a file it was applied to (API §20),
-  /// for those not marked ``MigrationCompatibility/readWrite``. Recorded in `pld_migrations` when applied
-  /// (0001–0008 by migration 0009). A new migration that is not read-write is added here with its file.
+  /// What a library that does not know each migration may do with a file it was applied to (the README's
+  /// compatibility promise), for those not marked ``MigrationCompatibility/readWrite``. Recorded in
+  /// `pld_migrations` when applied (0001–0008 by migration 0009). A new migration that is not read-write is
+  /// added here with its file.
   static let marks: [Int: MigrationCompatibility] = [
     // The initial schema: there is nothing before it.
     1: .incompatible,

@@ -1,5 +1,6 @@
 /// What a library that does not know a migration may still do with a file or database it was applied to
-/// (API §20): recorded with the migration when it is applied, so that an older library can read it.
+/// (the README's compatibility promise): recorded with the migration when it is applied, so that an older
+/// library can read it.
 ///
 /// A library meeting migrations past what it knows opens the store read-write when every one of them is
 /// ``readWrite``, read-only (each write throws, naming the migration) when the worst is ``readOnly``, and

@@ -18,8 +18,8 @@ internal import Logging
 final class StoreDatabase: Sendable {
   let path: String?
   let options: StoreOptions
-  /// The migration a newer library applied that makes this file read-only here (API §20), if any: every
-  /// write throws ``PersistentLiveDataError/readOnlyMigration(path:migration:)``.
+  /// The migration a newer library applied that makes this file read-only here (the README's compatibility
+  /// promise), if any: every write throws ``PersistentLiveDataError/readOnlyMigration(path:migration:)``.
   let readOnlyMigration: String?
   /// The live ``PersistentLiveData`` of every key.
   let instances = LiveInstanceRegistry()

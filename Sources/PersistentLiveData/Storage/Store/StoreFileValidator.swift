@@ -86,8 +86,8 @@ package enum StoreFileValidator {
     /// schema or a schema version.
     case foreign(applicationID: Int32)
     /// A PersistentLiveData store migrated by a newer library, whose migrations this one does not know
-    /// all allow it to open the file (API §20): read-write, or read-only when `readOnlyMigration` names
-    /// the first one marked ``MigrationCompatibility/readOnly``.
+    /// all allow it to open the file (the README's compatibility promise): read-write, or read-only when
+    /// `readOnlyMigration` names the first one marked ``MigrationCompatibility/readOnly``.
     case newer(found: Int, supported: Int, readOnlyMigration: String?)
     /// A PersistentLiveData store written by a newer library that this one must not open: a migration it
     /// does not know is marked ``MigrationCompatibility/incompatible``, or the file records no marks.

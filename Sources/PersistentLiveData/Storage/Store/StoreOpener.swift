@@ -16,7 +16,8 @@ struct StoreOpener {
     let registration: OpenFileRegistration?
     /// The migrations this open applied (empty for an up-to-date file).
     let appliedMigrations: [Migration]
-    /// A migration a newer library applied that makes the file read-only for this one (API §20).
+    /// A migration a newer library applied that makes the file read-only for this one (the README's
+    /// compatibility promise).
     var readOnlyMigration: String? = nil
   }
 
