@@ -13,6 +13,8 @@ let package = Package(
   platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
   products: [
     .library(name: "PersistentLiveData", targets: ["PersistentLiveData"]),
+    // Lifecycle-bound observation alone (LiveData, lifecycles, cancellation): no SQLite, no metrics.
+    .library(name: "PersistentLiveDataCore", targets: ["PersistentLiveDataCore"]),
     .library(name: "PersistentLiveDataTesting", targets: ["PersistentLiveDataTesting"]),
     // Shared stores on PostgreSQL. Only apps that use this product build postgres-nio and SwiftNIO.
     .library(name: "PersistentLiveDataPostgres", targets: ["PersistentLiveDataPostgres"]),
@@ -51,10 +53,12 @@ let package = Package(
       pkgConfig: "sqlite3",
       providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
     ),
+    // The observation core: lifecycles, cancellation, LiveData. Depends on nothing but the system.
+    .target(name: "PersistentLiveDataCore", swiftSettings: swiftSettings),
     .target(
       name: "PersistentLiveData",
       dependencies: [
-        "PLDSQLite3", .product(name: "Logging", package: "swift-log"),
+        "PersistentLiveDataCore", "PLDSQLite3", .product(name: "Logging", package: "swift-log"),
         .product(name: "CoreMetrics", package: "swift-metrics"),
         .product(name: "Tracing", package: "swift-distributed-tracing"),
       ],

@@ -4,19 +4,21 @@ package import Foundation
 /// ``StoredLiveData/observeVersioned(owner:receiveCurrent:_:)-(AnyObject,_,_)`` and its siblings pass
 /// with each value.
 ///
-/// A live value's memory holds a value and its version (``LiveData`` keeps them under one lock), not the
-/// commit time, so a backend records each version's time here **before** it moves memory to that version
-/// (``LiveData/advance(to:version:onMainActor:)``): whoever then reads the version from memory finds its
-/// time here. The ledger is keyed by version, so a time can never be paired with another version's value.
-/// A version the ledger has not seen — the one an instance was restored at, one that reached memory by a
-/// path that does not record — is looked up in the backend's ``Source`` and then remembered.
+/// A live value's memory holds a value and its version (``/PersistentLiveDataCore/LiveData`` keeps them under
+/// one lock), not the commit time, so a backend records each version's time here **before** it moves memory
+/// to that version (``/PersistentLiveDataCore/LiveData/advance(to:version:onMainActor:)``): whoever then
+/// reads the version from memory finds its time here. The ledger is keyed by version, so a time can never be
+/// paired with another version's value. A version the ledger has not seen — the one an instance was restored
+/// at, one that reached memory by a path that does not record — is looked up in the backend's ``Source`` and
+/// then remembered.
 ///
 /// Only the newest versions are kept (``keptVersions``): deliveries are always of the newest version in
 /// memory. The lock is a leaf: no lookup and no user code runs while it is held.
 ///
 /// ```swift
-/// let times = CommitTimes(source: .immediate { version in try? database.row(key: key, version: version)?.writtenAt })
-/// times.record(committed.version, writtenAt: committed.writtenAt)   // then advance(to:version:onMainActor:)
+/// let times = CommitTimes(source: .immediate { version in try? database.row(key: key, version:
+/// version)?.writtenAt }) times.record(committed.version, writtenAt: committed.writtenAt)   // then
+/// advance(to:version:onMainActor:)
 /// ```
 package final class CommitTimes: Sendable {
   /// What is recorded of a commit: its time, and who made it and why (``WriteAttribution``).

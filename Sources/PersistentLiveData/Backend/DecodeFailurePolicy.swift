@@ -7,8 +7,9 @@
 /// StoreOptions(onUndecodable: .lastDecodable)
 /// ```
 public enum DecodeFailurePolicy: Sendable {
-  /// ``PersistentStore/liveData(_:default:)`` throws ``PersistentLiveDataError/undecodable(key:version:reason:)``
-  /// (or ``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)``).
+  /// ``PersistentStore/liveData(_:default:)`` throws
+  /// ``PersistentLiveDataError/undecodable(key:version:reason:)`` (or
+  /// ``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)``).
   ///
   /// The default: nothing starts until the type can read the stored value again.
   ///
@@ -23,8 +24,8 @@ public enum DecodeFailurePolicy: Sendable {
   /// Start from the default value; the stored rows stay as they are and the next `set` writes the next
   /// version.
   ///
-  /// The live value's ``LiveData/version`` is still the newest stored version, so the next `set` writes
-  /// the version after it.
+  /// The live value's ``/PersistentLiveDataCore/LiveData/version`` is still the newest stored version, so the
+  /// next `set` writes the version after it.
   ///
   /// ```swift
   /// let store = try PersistentStore(path: path, options: StoreOptions(onUndecodable: .useDefault))
@@ -32,8 +33,8 @@ public enum DecodeFailurePolicy: Sendable {
   case useDefault
   /// Start from the newest version that still decodes (or the default if none does).
   ///
-  /// The live value's ``LiveData/version`` is still the newest stored version, so the next `set` writes
-  /// the version after it.
+  /// The live value's ``/PersistentLiveDataCore/LiveData/version`` is still the newest stored version, so the
+  /// next `set` writes the version after it.
   ///
   /// ```swift
   /// let store = try PersistentStore(path: path, options: StoreOptions(onUndecodable: .lastDecodable))

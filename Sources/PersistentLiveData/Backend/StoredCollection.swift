@@ -3,12 +3,12 @@ package import Foundation
 /// A live dictionary of the members of a collection: what every backend's collection does the same way.
 ///
 /// A collection named `todo` holds the keys `todo/ID`, each an ordinary key with its own versions;
-/// ``LiveData/value`` maps each member's id to its latest value. ``PersistentCollection`` (an SQLite
-/// file) and the PostgreSQL backend's `SharedCollection` are its subclasses; each adds its backend's
-/// writes and reads. The base holds the members' versions, applies changes to them — each commit that
-/// changes members is one new ``LiveData/version`` of the collection — and decodes what was written
-/// elsewhere under the store's ``DecodeFailurePolicy``. Stores create the instances; an app never
-/// subclasses it.
+/// ``/PersistentLiveDataCore/LiveData/value`` maps each member's id to its latest value.
+/// ``PersistentCollection`` (an SQLite file) and the PostgreSQL backend's `SharedCollection` are its
+/// subclasses; each adds its backend's writes and reads. The base holds the members' versions, applies
+/// changes to them — each commit that changes members is one new ``/PersistentLiveDataCore/LiveData/version``
+/// of the collection — and decodes what was written elsewhere under the store's ``DecodeFailurePolicy``.
+/// Stores create the instances; an app never subclasses it.
 ///
 /// ```swift
 /// func show<Item>(_ items: StoredCollection<Item>, on screen: Screen) {
@@ -34,10 +34,10 @@ open class StoredCollection<Element: Codable & Sendable>: LiveData<[String: Elem
   /// The members by their ids' bytes, and the version of each — of its newest row, or the version its
   /// removal took — so that a change is applied once and never moves a member backwards.
   ///
-  /// ``LiveData/value`` is a `[String: Element]`, whose keys compare as Swift strings (canonical
-  /// equivalence): ids spelled differently but equivalent (`café` as U+00E9 or as `e` + U+0301) are two
-  /// members here, in ``ids``, the subscript and ``PersistentCollection/changes(since:)``, and one entry
-  /// of the dictionary (the one written last).
+  /// ``/PersistentLiveDataCore/LiveData/value`` is a `[String: Element]`, whose keys compare as Swift strings
+  /// (canonical equivalence): ids spelled differently but equivalent (`café` as U+00E9 or as `e` + U+0301)
+  /// are two members here, in ``ids``, the subscript and ``PersistentCollection/changes(since:)``, and one
+  /// entry of the dictionary (the one written last).
   private let members: Locked<MemberTable>
 
   private struct MemberTable {
@@ -247,22 +247,21 @@ open class StoredCollection<Element: Codable & Sendable>: LiveData<[String: Elem
   // MARK: Kept alive by its observers
 
   /// Observed, the collection holds itself until its last observer goes, as a stored live value does.
-  @MainActor override func observedStateDidChange(_ observed: Bool) {
+  @MainActor package func observedStateDidChange(_ observed: Bool) {
     heldWhileObserved = observed ? self : nil
   }
 
   /// Observers bound to a plain object: ``OwnerSweep`` looks for gone owners while nothing is delivered.
-  @MainActor override func objectBindingDidChange(_ bound: Bool) {
+  @MainActor package func objectBindingDidChange(_ bound: Bool) {
     if bound {
       OwnerSweep.shared.watch(self)
     } else {
       OwnerSweep.shared.unwatch(self)
     }
   }
-
-  /// A consumer of ``LiveData/values`` keeps the collection alive until it stops consuming.
-  override var isKeptAliveByConsumers: Bool { true }
 }
+
+extension StoredCollection: SelfHoldingLiveData {}
 
 extension StoredCollection: OwnerSweep.Swept {
   @MainActor func removeObserversOfGoneOwners() {

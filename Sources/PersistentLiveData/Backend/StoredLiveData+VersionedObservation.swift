@@ -2,13 +2,14 @@ extension StoredLiveData {
   /// Observes the value together with its version and commit time, for as long as `owner` lives and is
   /// active.
   ///
-  /// The same rules as ``LiveData/observe(owner:receiveCurrent:_:)-(AnyObject,_,_)``: values arrive only
-  /// while a ``LifecycleOwner``'s scope is active, each version at most once, the latest undelivered
-  /// version when the scope becomes active again, and the observer is removed when the scope reaches
-  /// ``LifecycleState/deinitialized`` or the owner is gone. Each ``Versioned`` holds exactly one version:
-  /// its value is the value of that version, also when writes made elsewhere coalesce (the latest value
-  /// arrives with the latest version), after a rollback, a reset or a removal of the key (the default,
-  /// at the version the removal took), and another process's or replica's write.
+  /// The same rules as ``/PersistentLiveDataCore/LiveData/observe(owner:receiveCurrent:_:)-(AnyObject,_,_)``:
+  /// values arrive only while a ``/PersistentLiveDataCore/LifecycleOwner``'s scope is active, each version at
+  /// most once, the latest undelivered version when the scope becomes active again, and the observer is
+  /// removed when the scope reaches ``/PersistentLiveDataCore/LifecycleState/deinitialized`` or the owner is
+  /// gone. Each ``Versioned`` holds exactly one version: its value is the value of that version, also when
+  /// writes made elsewhere coalesce (the latest value arrives with the latest version), after a rollback, a
+  /// reset or a removal of the key (the default, at the version the removal took), and another process's or
+  /// replica's write.
   ///
   /// `writtenAt` is when the version was committed, as the store's history reads it. Version 0 — the
   /// default, before anything was written — has no commit: its `writtenAt` is
@@ -29,7 +30,8 @@ extension StoredLiveData {
   ///   - owner: The object whose lifetime (and lifecycle) bounds the observation; held weakly.
   ///   - receiveCurrent: Deliver the current version right away if the owner is active.
   ///   - onChange: Called on the main actor with each delivered version.
-  /// - Returns: The observer; cancel it, or pass it to ``LiveData/remove(observer:)``, to stop early. It
+  /// - Returns: The observer; cancel it, or pass it to
+  /// ``/PersistentLiveDataCore/LiveData/remove(observer:)``, to stop early. It
   ///   reports this live value's versions: do not register it with another LiveData.
   @MainActor @discardableResult
   public func observeVersioned(
@@ -54,7 +56,8 @@ extension StoredLiveData {
   ///   - owner: The object whose lifetime (and lifecycle) bounds the observation; held weakly.
   ///   - receiveCurrent: Deliver the current version right away if the owner is active.
   ///   - onChange: Called on the main actor with the owner and each delivered version.
-  /// - Returns: The observer; cancel it, or pass it to ``LiveData/remove(observer:)``, to stop early.
+  /// - Returns: The observer; cancel it, or pass it to
+  /// ``/PersistentLiveDataCore/LiveData/remove(observer:)``, to stop early.
   @MainActor @discardableResult
   public func observeVersioned<Owner: AnyObject>(
     owner: Owner, receiveCurrent: Bool = true,
@@ -83,7 +86,8 @@ extension StoredLiveData {
   /// - Parameters:
   ///   - receiveCurrent: Deliver the current version right away.
   ///   - onChange: Called on the main actor with each delivered version.
-  /// - Returns: The observer; cancel it, or pass it to ``LiveData/remove(observer:)``, to stop.
+  /// - Returns: The observer; cancel it, or pass it to
+  /// ``/PersistentLiveDataCore/LiveData/remove(observer:)``, to stop.
   @MainActor @discardableResult
   public func observeVersionedForever(
     receiveCurrent: Bool = true, _ onChange: @escaping @MainActor (Versioned<Value>) -> Void

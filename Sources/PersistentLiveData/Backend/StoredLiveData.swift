@@ -1,6 +1,7 @@
 package import Foundation
 
-/// A ``LiveData`` whose versions a store keeps: what every backend's live value does the same way.
+/// A ``/PersistentLiveDataCore/LiveData`` whose versions a store keeps: what every backend's live value does
+/// the same way.
 ///
 /// ``PersistentLiveData`` (an SQLite file) and the PostgreSQL backend's `SharedLiveData` are its
 /// subclasses; each adds its backend's writes and reads. The base holds the key, the decoding of stored
@@ -70,23 +71,22 @@ open class StoredLiveData<Value: Codable & Sendable>: LiveData<Value>, @unchecke
   /// Observed, the value holds itself until its last observer goes: `try store.liveData("k", default:
   /// 0).observe(owner: self) { … }` keeps delivering although nobody keeps the value. Removing the last
   /// observer (or its owner going, or its lifecycle ending) releases it.
-  @MainActor override func observedStateDidChange(_ observed: Bool) {
+  @MainActor package func observedStateDidChange(_ observed: Bool) {
     heldWhileObserved = observed ? self : nil
   }
 
   /// Observers bound to a plain object are dropped when a delivery finds their owner gone; while nothing
   /// is delivered, ``OwnerSweep`` looks for gone owners, so that the value is released all the same.
-  @MainActor override func objectBindingDidChange(_ bound: Bool) {
+  @MainActor package func objectBindingDidChange(_ bound: Bool) {
     if bound {
       OwnerSweep.shared.watch(self)
     } else {
       OwnerSweep.shared.unwatch(self)
     }
   }
-
-  /// A consumer of ``LiveData/values`` keeps the value alive until it stops consuming.
-  override var isKeptAliveByConsumers: Bool { true }
 }
+
+extension StoredLiveData: SelfHoldingLiveData {}
 
 extension StoredLiveData: OwnerSweep.Swept {
   @MainActor func removeObserversOfGoneOwners() {

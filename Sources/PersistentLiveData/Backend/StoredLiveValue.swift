@@ -5,7 +5,7 @@
 /// store, a shared store on a server) learns of versions written elsewhere — another process, another
 /// replica, `pld-tool` — and hands each one, as a ``StoredRow``, to the live instance of its key. The
 /// instance decodes it (user code: never under a store lock) and moves its memory forward with
-/// ``LiveData/advance(to:version:onMainActor:)``.
+/// ``/PersistentLiveDataCore/LiveData/advance(to:version:onMainActor:)``.
 ///
 /// ```swift
 /// for row in changedRows {

@@ -5,9 +5,10 @@ internal import Foundation
 /// Get one from ``PersistentStore/collection(_:of:)``. A member is an ordinary key `name/id`, with its own
 /// versions, history, retention and attribution: ``PersistentStore/liveData(_:default:)``, `pld-tool` and
 /// the inspector work on it, and a member written through them (by this process or another) is in the
-/// collection. ``LiveData/value`` maps each member's id to its latest value; each commit that changes
-/// members — one `set`, or a whole ``PersistentStore/transaction(isolation:_:)`` — is one new
-/// ``LiveData/version`` of the collection, and observers coalesce as for any ``LiveData``.
+/// collection. ``/PersistentLiveDataCore/LiveData/value`` maps each member's id to its latest value; each
+/// commit that changes members — one `set`, or a whole ``PersistentStore/transaction(isolation:_:)`` — is one
+/// new ``/PersistentLiveDataCore/LiveData/version`` of the collection, and observers coalesce as for any
+/// ``/PersistentLiveDataCore/LiveData``.
 ///
 /// Writing one member writes that member's key only: the cost of a change follows the change, not the
 /// size of the collection, and two processes that change different members never conflict.

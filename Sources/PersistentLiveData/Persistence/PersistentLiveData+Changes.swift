@@ -2,10 +2,10 @@ extension PersistentLiveData {
   /// Every version after `version`, oldest first: first those already stored, then each one committed
   /// later by this process or by any other, each exactly once and with no gap.
   ///
-  /// Unlike observers and ``LiveData/values``, which coalesce to the latest value, this delivers every
-  /// version — for audit logs, undo stacks, syncing to another system, or any consumer that must act on
-  /// each change. Nonisolated: no main actor needed. To resume after a restart, remember the last version
-  /// handled and pass it as `version`.
+  /// Unlike observers and ``/PersistentLiveDataCore/LiveData/values``, which coalesce to the latest value,
+  /// this delivers every version — for audit logs, undo stacks, syncing to another system, or any consumer
+  /// that must act on each change. Nonisolated: no main actor needed. To resume after a restart, remember the
+  /// last version handled and pass it as `version`.
   ///
   /// ```swift
   /// let settings = try store.liveData("settings", default: Settings())

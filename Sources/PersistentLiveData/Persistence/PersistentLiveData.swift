@@ -1,12 +1,13 @@
 import Foundation
 import Logging
 
-/// A ``LiveData`` whose every write is a new version in an SQLite file.
+/// A ``/PersistentLiveDataCore/LiveData`` whose every write is a new version in an SQLite file.
 ///
 /// Get one from ``PersistentStore/liveData(_:default:)``. It starts with the latest stored version of its
 /// key (or the default at version 0), and each successful ``set(_:isolation:)`` commits one transaction,
-/// then updates ``LiveData/value`` and ``LiveData/version`` and notifies observers under the usual
-/// delivery rules. A `set` that throws changes nothing, in memory or on disk.
+/// then updates ``/PersistentLiveDataCore/LiveData/value`` and ``/PersistentLiveDataCore/LiveData/version``
+/// and notifies observers under the usual delivery rules. A `set` that throws changes nothing, in memory or
+/// on disk.
 ///
 /// ```swift
 /// struct Settings: Codable, Sendable { var theme = "light"; var fontSize = 14 }
@@ -40,10 +41,10 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
 
   /// Writes `newValue` as the next version.
   ///
-  /// The value is encoded first, then committed in one transaction; only then do ``LiveData/value`` and
-  /// ``LiveData/version`` change and observers hear of it — synchronously on the main actor, scheduled
-  /// otherwise. Inside ``PersistentStore/transaction(isolation:_:)`` the change becomes visible when the
-  /// transaction commits.
+  /// The value is encoded first, then committed in one transaction; only then do
+  /// ``/PersistentLiveDataCore/LiveData/value`` and ``/PersistentLiveDataCore/LiveData/version`` change and
+  /// observers hear of it — synchronously on the main actor, scheduled otherwise. Inside
+  /// ``PersistentStore/transaction(isolation:_:)`` the change becomes visible when the transaction commits.
   ///
   /// ```swift
   /// try theme.set("dark")

@@ -28,10 +28,10 @@ extension PersistentStore {
   /// }
   /// ```
   ///
-  /// When it returns, the writes are as durable as the store's ``Durability`` promises, ``LiveData/value``
-  /// and ``LiveData/version`` have changed, and observers are notified as for a `set` made off the main
-  /// actor (one main-actor delivery, coalescing). Calls commit in the order the writer takes them; versions
-  /// stay gap-free per key.
+  /// When it returns, the writes are as durable as the store's ``Durability`` promises,
+  /// ``/PersistentLiveDataCore/LiveData/value`` and ``/PersistentLiveDataCore/LiveData/version`` have
+  /// changed, and observers are notified as for a `set` made off the main actor (one main-actor delivery,
+  /// coalescing). Calls commit in the order the writer takes them; versions stay gap-free per key.
   ///
   /// - Parameter body: The writes; it runs on the store's writer thread, under the store's lock, so it
   ///   must be short and must not wait for other tasks. Its result is returned to the caller.

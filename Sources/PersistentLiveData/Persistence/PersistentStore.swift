@@ -143,9 +143,9 @@ public final class PersistentStore: Sendable {
   /// Runs `body` in one write transaction: the `set`s and `update`s inside commit together or not at
   /// all.
   ///
-  /// Observers and ``LiveData/value`` see the writes only after the commit. If `body` throws, nothing is
-  /// written and the error is rethrown. Other threads' writes wait until the transaction ends; nested
-  /// calls are savepoints.
+  /// Observers and ``/PersistentLiveDataCore/LiveData/value`` see the writes only after the commit. If `body`
+  /// throws, nothing is written and the error is rethrown. Other threads' writes wait until the transaction
+  /// ends; nested calls are savepoints.
   ///
   /// ```swift
   /// try store.transaction {
@@ -171,7 +171,8 @@ public final class PersistentStore: Sendable {
   /// ```swift
   /// try store.flush()   // before a planned shutdown
   /// ```
-  /// - Throws: ``PersistentLiveDataError/storeClosed(path:)``, ``PersistentLiveDataError/notInTransaction(operation:)``
+  /// - Throws: ``PersistentLiveDataError/storeClosed(path:)``,
+  /// ``PersistentLiveDataError/notInTransaction(operation:)``
   ///   from the body of a transaction or `write` of this store, or a storage error.
   public func flush() throws {
     try database.flush()
@@ -185,8 +186,8 @@ public final class PersistentStore: Sendable {
   /// notifies its observers. The next write of the key, by any process and after a restart, continues
   /// above it. A `changes(since:)` sequence behind the removal ends with
   /// ``PersistentLiveDataError/changesPruned(key:since:oldestKept:)`` when the key is written again.
-  /// Observers hear of the removal on the main actor, scheduled like another process's write. Removing a key that has no stored
-  /// version changes nothing. To keep the history and go back to the default, use
+  /// Observers hear of the removal on the main actor, scheduled like another process's write. Removing a key
+  /// that has no stored version changes nothing. To keep the history and go back to the default, use
   /// ``PersistentLiveData/reset(isolation:)``.
   ///
   /// ```swift

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import PersistentLiveData
+@testable import PersistentLiveDataCore
 
 @Suite struct DisposeBagCancellationTests {
   @Test func releasedBagCancelsItsContents() {

@@ -4,6 +4,7 @@ import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
+@testable import PersistentLiveDataCore
 
 /// Counts the `onChange` calls of `withObservationTracking`, and what `value` was when each ran.
 ///

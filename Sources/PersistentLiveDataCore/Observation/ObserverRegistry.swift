@@ -4,7 +4,7 @@
 /// thread. Removal marks an entry and compacts the array lazily, so registering, delivering to and removing
 /// `n` observers is O(n) overall, and a dispatch can iterate by index while callbacks add or remove
 /// observers.
-@MainActor final class ObserverRegistry<Value: Sendable>: ObserverHost {
+@MainActor package final class ObserverRegistry<Value: Sendable>: ObserverHost {
   @exclusivity(unchecked) private(set) var entries: [ObserverEntry<Value>] = []
   private var index: [ObjectIdentifier: ObserverEntry<Value>] = [:]
   private var removedCount = 0
@@ -35,7 +35,7 @@
 
   var hasActiveEntries: Bool { activeCount > 0 }
 
-  func entry(for observer: Observer<Value>) -> ObserverEntry<Value>? {
+  package func entry(for observer: Observer<Value>) -> ObserverEntry<Value>? {
     index[ObjectIdentifier(observer)]
   }
 

@@ -20,7 +20,7 @@ public import Observation
 /// count.set(1)
 /// ```
 ///
-/// See <doc:SwiftUIAndObservation>.
+/// See the article "SwiftUI and Observation" of PersistentLiveData.
 extension LiveData: Observable {}
 
 /// The subject and key path a LiveData reports to its registrar.
@@ -36,7 +36,7 @@ struct LiveDataObservationSubject: Observable {
 extension LiveData {
   /// Tells a surrounding `withObservationTracking` (if any) that this LiveData was read.
   @inline(__always)
-  func registerObservationAccess() {
+  package func registerObservationAccess() {
     observationRegistrar.access(LiveDataObservationSubject(), keyPath: \.deliveredVersion)
   }
 

@@ -7,7 +7,7 @@ extension LiveData {
   /// ``LifecycleState/deinitialized``. Any other object counts as active while it is alive. The owner is
   /// never retained; once it is gone, the observer is removed and never called again.
   ///
-  /// A store's value (``PersistentLiveData`` and the shared store's) is kept alive by its observers: the
+  /// A store's value (`PersistentLiveData` and the shared store's) is kept alive by its observers: the
   /// store holds it weakly, and an observed one stays until its last observer goes, so
   /// `try store.liveData("k", default: 0).observe(owner: self) { … }` needs no reference of its own.
   ///
@@ -166,7 +166,7 @@ extension LiveData {
   }
 
   @MainActor @discardableResult
-  func register(_ observer: Observer<Value>, owner: AnyObject?, receiveCurrent: Bool) -> Bool {
+  package func register(_ observer: Observer<Value>, owner: AnyObject?, receiveCurrent: Bool) -> Bool {
     registry.register(
       observer, owner: owner, deliversCurrent: receiveCurrent, deliveredVersion: -1,
       keepingAlive: heldByObservingLifecycles)

@@ -9,7 +9,7 @@ enum ObserverBinding {
 }
 
 /// One registration of an observer with a registry; main-actor state, like the registry that owns it.
-@MainActor final class ObserverEntry<Value: Sendable> {
+@MainActor package final class ObserverEntry<Value: Sendable> {
   let observer: Observer<Value>
   let binding: ObserverBinding
   /// The owner, never retained. `nil` for forever observers.
@@ -19,7 +19,7 @@ enum ObserverBinding {
   // The fields read for every delivery skip dynamic exclusivity checks: they are only touched on the
   // main actor, and never through overlapping inout accesses.
   /// The newest version this observer has been given.
-  @exclusivity(unchecked) var deliveredVersion: Int64
+  @exclusivity(unchecked) package var deliveredVersion: Int64
   /// Active (and not removed): deliveries reach it.
   @exclusivity(unchecked) var isActive = false
   @exclusivity(unchecked) var isRemoved = false

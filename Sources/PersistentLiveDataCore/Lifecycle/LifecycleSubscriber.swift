@@ -1,8 +1,8 @@
 /// An object told about the transitions of a ``ScopeLifecycle``.
 ///
-/// Subscribe with ``ScopeLifecycle/subscribe(_:)``; the scope holds the subscriber weakly. Every method has an
-/// empty default implementation, so implement only what you need. Subscribers are called on the main actor,
-/// before the scope's state observers and children. They are not called from the scope's `deinit`.
+/// Subscribe with ``ScopeLifecycle/subscribe(_:)``; the scope holds the subscriber weakly. Every method has
+/// an empty default implementation, so implement only what you need. Subscribers are called on the main
+/// actor, before the scope's state observers and children. They are not called from the scope's `deinit`.
 ///
 /// ```swift
 /// final class Refresher: LifecycleSubscriber {

@@ -3,7 +3,7 @@ import Observation
 /// An observable value holder whose observers respect lifecycles, modelled on Android's LiveData.
 ///
 /// `LiveData` is the read-only face of a value: code that should only observe gets a `LiveData`, code
-/// that writes holds a ``MutableLiveData`` (or a ``PersistentLiveData``). Every write gets a new
+/// that writes holds a ``MutableLiveData`` (or a `PersistentLiveData`). Every write gets a new
 /// ``version``; each observer receives a version at most once, in registration order, and only while its
 /// owner is active. ``value`` and ``version`` can be read from any thread and always agree.
 ///
@@ -20,7 +20,8 @@ import Observation
 /// Observation is main-actor work; see the delivery rules in the package documentation.
 ///
 /// `LiveData` is also `Observable` (Swift's Observation framework): a SwiftUI view that reads ``value``
-/// in its body is updated with every delivered version. See <doc:SwiftUIAndObservation>.
+/// in its body is updated with every delivered version. See the article "SwiftUI and Observation" of
+/// PersistentLiveData.
 ///
 /// A derived LiveData (``map(_:)``, ``distinctUntilChanged()``, ``switchMap(_:)``, any
 /// ``MediatorLiveData``) that nobody references keeps working as long as it is observed: see
@@ -95,11 +96,13 @@ open class LiveData<Value: Sendable>: @unchecked Sendable {
     registry.onLifecycleHoldChange = { [weak self] held in
       self?.lifecycleHoldDidChange(held)
     }
-    registry.onObservedChange = { [weak self] observed in
-      self?.observedStateDidChange(observed)
-    }
-    registry.onObjectBindingChange = { [weak self] bound in
-      self?.objectBindingDidChange(bound)
+    if let holder = self as? any SelfHoldingLiveData {
+      registry.onObservedChange = { [weak holder] observed in
+        holder?.observedStateDidChange(observed)
+      }
+      registry.onObjectBindingChange = { [weak holder] bound in
+        holder?.objectBindingDidChange(bound)
+      }
     }
     observerRegistry = registry
     return registry
@@ -113,26 +116,14 @@ open class LiveData<Value: Sendable>: @unchecked Sendable {
   /// (`false`). A mediator, which those lifecycles then hold, passes the hold on to its sources.
   @MainActor func lifecycleHoldDidChange(_ held: Bool) {}
 
-  /// Called when the first observer registers (`true`) and when the last one goes (`false`), whatever
-  /// it is bound to. A store's live value holds itself in between (see `StoredLiveData`).
-  @MainActor func observedStateDidChange(_ observed: Bool) {}
-
-  /// Called when the first observer bound to a plain object (not a lifecycle, not forever) registers
-  /// (`true`) and when the last one goes (`false`).
-  @MainActor func objectBindingDidChange(_ bound: Bool) {}
-
-  /// Whether a consumer of ``values`` keeps this LiveData alive until it stops consuming: a store's
-  /// live value, which nobody else may hold. A plain LiveData belongs to whoever created it, and its
-  /// sequences end when it is released.
-  var isKeptAliveByConsumers: Bool { false }
-
   /// The registry if one exists, without creating it.
-  @MainActor var existingRegistry: ObserverRegistry<Value>? { observerRegistry }
+  @MainActor package var existingRegistry: ObserverRegistry<Value>? { observerRegistry }
 
   /// The current value. Readable from any thread.
   ///
   /// Read inside `withObservationTracking` (or a SwiftUI view's body), it registers interest: the next
-  /// delivered version calls `onChange` on the main actor. See <doc:SwiftUIAndObservation>.
+  /// delivered version calls `onChange` on the main actor. See the article "SwiftUI and Observation" of
+  /// PersistentLiveData.
   ///
   /// ```swift
   /// let total = cart.value.reduce(0) { $0 + $1.price }
@@ -195,6 +186,20 @@ open class LiveData<Value: Sendable>: @unchecked Sendable {
   /// override func onInactive() { poller.stop() }
   /// ```
   @MainActor open func onInactive() {}
+}
+
+/// A LiveData that nobody else holds — a store's live value or collection, in the store's modules — and
+/// that therefore holds itself while it is observed, and is kept alive by a consumer of
+/// ``LiveData/values`` until it stops consuming. A plain LiveData belongs to whoever created it, and its
+/// sequences end when it is released.
+package protocol SelfHoldingLiveData: AnyObject {
+  /// Called when the first observer registers (`true`) and when the last one goes (`false`), whatever
+  /// it is bound to.
+  @MainActor func observedStateDidChange(_ observed: Bool)
+
+  /// Called when the first observer bound to a plain object (not a lifecycle, not forever) registers
+  /// (`true`) and when the last one goes (`false`).
+  @MainActor func objectBindingDidChange(_ bound: Bool)
 }
 
 /// The part of a LiveData that any thread may read and write, guarded by one lock.
