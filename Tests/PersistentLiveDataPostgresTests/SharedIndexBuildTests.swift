@@ -14,8 +14,12 @@ import Testing
   .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
 struct SharedIndexBuildTests {
   /// The longest a write may wait for a lock while the replica migrates and builds (the server's own
-  /// `lock_timeout`, so that a slow client or a busy machine is not counted, only the lock).
-  static let longestHold = sanitizerScaled(.milliseconds(100))
+  /// `lock_timeout`, so that a slow client or a busy machine is not counted, only the lock). Under a
+  /// sanitizer the migrating replica's own round trips, made while its transaction holds the table, are
+  /// many times slower, so the bound there is 2 s: the 100 ms goal is measured by the plain run.
+  static let longestHold: Duration =
+    ProcessInfo.processInfo.environment["PLD_TESTS_UNDER_SANITIZER"] != nil
+    ? .seconds(2) : .milliseconds(100)
 
   /// A database as the first release left it, holding a million versions.
   static func releaseOneDatabase(_ fixture: SharedFixture, rows: Int) async throws {
@@ -109,7 +113,9 @@ struct SharedIndexBuildTests {
       "write p99 \(WriterReport.p99(report.before)) ms before the replica started, "
       + "\(WriterReport.p99(report.during)) ms after; slowest \(report.slowest); built in \(built)"
     #expect(report.heldPastTheLimit.isEmpty, "\(report.heldPastTheLimit.prefix(3)); \(figures)")
-    #expect(report.during.count > 25, "the writer wrote while the index was built: \(report.during.count)")
+    #expect(
+      report.during.count > (Self.longestHold > .milliseconds(100) ? 5 : 25),
+      "the writer wrote while the index was built: \(report.during.count)")
     #expect(await indexIsValid(), "the change feed's index is built, valid")
     #expect(
       try await fixture.psql("SELECT max(version) FROM pld_schema") == "\(SharedSchema.current)",
