@@ -55,10 +55,23 @@ let package = Package(
     ),
     // The observation core: lifecycles, cancellation, LiveData. Depends on nothing but the system.
     .target(name: "PersistentLiveDataCore", swiftSettings: swiftSettings),
+    // The backend seam: what every store stands on (the base class of a stored value, keys, versions,
+    // the value codec, the errors, instrumentation). No SQLite, no PostgreSQL.
+    .target(
+      name: "PersistentLiveDataBackend",
+      dependencies: [
+        "PersistentLiveDataCore", .product(name: "Logging", package: "swift-log"),
+        .product(name: "CoreMetrics", package: "swift-metrics"),
+        .product(name: "Tracing", package: "swift-distributed-tracing"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    // The SQLite store, on the seam; its module re-exports the seam and the core.
     .target(
       name: "PersistentLiveData",
       dependencies: [
-        "PersistentLiveDataCore", "PLDSQLite3", .product(name: "Logging", package: "swift-log"),
+        "PersistentLiveDataCore", "PersistentLiveDataBackend", "PLDSQLite3",
+        .product(name: "Logging", package: "swift-log"),
         .product(name: "CoreMetrics", package: "swift-metrics"),
         .product(name: "Tracing", package: "swift-distributed-tracing"),
       ],
@@ -79,7 +92,8 @@ let package = Package(
     .target(
       name: "PersistentLiveDataPostgres",
       dependencies: [
-        "PersistentLiveData",
+        // The seam; of the SQLite store, only `MirrorFile` for the local cache (.ci/check-layers).
+        "PersistentLiveDataBackend", "PersistentLiveData",
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "Crypto", package: "swift-crypto"),
@@ -157,7 +171,8 @@ let package = Package(
     .testTarget(
       name: "PersistentLiveDataTests",
       dependencies: [
-        "PersistentLiveData", "PersistentLiveDataTesting", "PLDCrashSim", "PLDFuzzHarness", "PLDTestSupport",
+        "PersistentLiveData", "PersistentLiveDataBackend", "PersistentLiveDataTesting", "PLDCrashSim",
+        "PLDFuzzHarness", "PLDTestSupport",
         "pld-audit", "pld-sync-main-child", "pld-test-child", "pld-tool", "pld-todo",
         .product(name: "MetricsTestKit", package: "swift-metrics"),
         .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
@@ -249,6 +264,14 @@ let package = Package(
 // PLD_WITHOUT_POSTGRES=1 leaves the PostgreSQL products, their tests and their dependencies out of the
 // build: CI's AddressSanitizer pass covers the SQLite side with it, so that SwiftNIO is built under a
 // sanitizer once per run rather than twice. Users never need it.
+// PLD_LAYER_CHECK=1 builds the PostgreSQL target without the SQLite store's re-export (.ci/check-layers):
+// a use of the SQLite store other than its `MirrorFile` seam then fails to compile. Users never need it.
+if Context.environment["PLD_LAYER_CHECK"] == "1" {
+  for target in package.targets where target.name == "PersistentLiveDataPostgres" {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.define("PLD_LAYER_CHECK")]
+  }
+}
+
 if Context.environment["PLD_WITHOUT_POSTGRES"] == "1" {
   let postgresTargets: Set = [
     "PersistentLiveDataPostgres", "PersistentLiveDataPostgresTesting", "PersistentLiveDataPostgresTests",

@@ -1,5 +1,5 @@
 import Logging
-import PersistentLiveData
+import PersistentLiveDataBackend
 import PostgresNIO
 
 /// Learns why the pool's connections cannot be made: one connection of its own, made as the pool makes

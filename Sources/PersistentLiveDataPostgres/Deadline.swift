@@ -1,4 +1,4 @@
-import PersistentLiveData
+import PersistentLiveDataBackend
 
 /// Runs `body` and gives up after `timeout`, throwing ``SharedStoreError/timedOut(operation:after:)``.
 ///

@@ -1,4 +1,4 @@
-import PersistentLiveData
+import PersistentLiveDataBackend
 
 /// Where one listening session is: given up by its deadline before the server answered its `LISTEN`, or
 /// kept (decided once, by whichever comes first), then listening, then ended.

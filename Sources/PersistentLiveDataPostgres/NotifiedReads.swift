@@ -1,4 +1,4 @@
-import PersistentLiveData
+import PersistentLiveDataBackend
 
 /// The keys notifications said a live value or collection is behind on, read one task per key: a burst
 /// of notifications of a key becomes one read (and one more if another came during it), and a slow read

@@ -1,5 +1,5 @@
 import Foundation
-import PersistentLiveData
+import PersistentLiveDataBackend
 
 extension PostgresStore {
   /// The collection `name`: the members stored on the server under the keys `name + "/" + id`, as one

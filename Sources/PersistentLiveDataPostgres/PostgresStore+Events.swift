@@ -1,4 +1,4 @@
-import PersistentLiveData
+import PersistentLiveDataBackend
 
 extension PostgresStore {
   /// The events of this store from now on, as `PersistentStore.events()` gives

@@ -1,4 +1,4 @@
-import PersistentLiveData
+import PersistentLiveDataBackend
 
 extension PostgresStore {
   /// Waits until every version recorded for the local cache so far is in its file.

@@ -1,5 +1,5 @@
 public import Foundation
-import PersistentLiveData
+import PersistentLiveDataBackend
 
 /// A replica running on a shared store's database, as it records itself while its
 /// ``PostgresStore/run()`` runs: which release it is, which shared schema it knows, and whether a

@@ -1,5 +1,5 @@
 import Foundation
-import PersistentLiveData
+import PersistentLiveDataBackend
 import PostgresNIO
 
 /// The store's rows as they are on the server, never decoded into a type: what `pld-tool serve

@@ -1,4 +1,4 @@
-import PersistentLiveData
+import PersistentLiveDataBackend
 public import PostgresNIO
 public import ServiceLifecycle
 

@@ -1,5 +1,5 @@
 public import Logging
-public import PersistentLiveData
+public import PersistentLiveDataBackend
 
 /// How a ``PostgresStore`` keeps history, handles rows it cannot decode, and talks to its server.
 ///

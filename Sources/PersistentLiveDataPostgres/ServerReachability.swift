@@ -1,6 +1,6 @@
 import CoreMetrics
 import Logging
-import PersistentLiveData
+import PersistentLiveDataBackend
 
 /// Whether the store's last attempt to reach its server — a call, the listener, a catch-up — succeeded:
 /// the one place that knows it, reported as the gauge `pld.postgres.reachable` (1 or 0), as

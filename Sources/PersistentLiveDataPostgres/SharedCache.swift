@@ -1,15 +1,15 @@
 import Dispatch
 import Foundation
 import Logging
-import PersistentLiveData
+
+internal import class PersistentLiveData.MirrorFile
 
 /// A replica's local copy of the latest version the server committed of every key it opened
 /// (``PostgresStoreOptions/localCachePath``): an ordinary store file of this library, so `pld-tool keys`,
 /// `get` and `history` read it. A key the server removed is removed from it as well.
 ///
 /// Each version is kept under the number the server gave it, with its time, value schema version and
-/// attribution (``PersistentStore/storeVerbatim(_:)``, the faithful-restore path of the store's one
-/// insert): the file's version numbers are the server's, with gaps where this replica never saw a
+/// attribution (`MirrorFile`, the SQLite store's seam for copies of versions numbered elsewhere): the file's version numbers are the server's, with gaps where this replica never saw a
 /// version. Only versions the server committed reach it — after a commit, or after a read from the
 /// server — and only newer ones: it never moves back.
 ///
@@ -35,7 +35,7 @@ final class SharedCache: Sendable {
 
   private enum Phase {
     case unopened
-    case open(PersistentStore)
+    case open(MirrorFile)
     case setAside
   }
 
@@ -87,7 +87,7 @@ final class SharedCache: Sendable {
 
   /// How the cache is available now.
   private enum Availability {
-    case usable(PersistentStore)
+    case usable(MirrorFile)
     /// Locked by another connection: try again at this instant.
     case locked(retryAt: ContinuousClock.Instant)
     case setAside
@@ -103,7 +103,8 @@ final class SharedCache: Sendable {
       if let retryAt = state.retryAt, now < retryAt { return .locked(retryAt: retryAt) }
       if case .open(let store) = state.phase { return .usable(store) }
       do {
-        let store = try PersistentStore(path: path, options: Self.storeOptions(logger: logger))
+        let store = try MirrorFile(
+          path: path, applicationIdentifier: Self.applicationIdentifier, logger: logger)
         state.phase = .open(store)
         return .usable(store)
       } catch let error where Self.isLock(error) {
@@ -121,7 +122,7 @@ final class SharedCache: Sendable {
   }
 
   /// The open store; nil while it is locked or once set aside.
-  private var store: PersistentStore? {
+  private var store: MirrorFile? {
     if case .usable(let store) = availability { return store }
     return nil
   }
@@ -129,12 +130,7 @@ final class SharedCache: Sendable {
   /// Whether `error` says the file is locked by another connection (of this process or another): a
   /// state that passes, so the file is tried again later rather than set aside.
   static func isLock(_ error: any Error) -> Bool {
-    switch error {
-    case PersistentLiveDataError.busy, PersistentLiveDataError.alreadyOpen: true
-    // SQLITE_BUSY (5) and SQLITE_LOCKED (6), with any extended code.
-    case PersistentLiveDataError.sqlite(_, let code, _): [5, 6].contains(code & 0xFF)
-    default: false
-    }
+    MirrorFile.isLock(error)
   }
 
   /// The first wait after the file was found locked, and the longest: it doubles in between.
@@ -180,19 +176,6 @@ final class SharedCache: Sendable {
       metadata: ["path": "\(path)"])
   }
 
-  static func storeOptions(logger: Logger?) -> StoreOptions {
-    // A cache that loses its last versions to a power cut only starts a little staler: no wait for the
-    // disk at each commit. Nobody else writes it: no watching for other processes.
-    var options = StoreOptions(durability: .normal, retention: .last(8))
-    options.applicationIdentifier = applicationIdentifier
-    options.watchesStoreFiles = false
-    options.externalChangePollInterval = nil
-    // A file locked by another process is not waited for: it is tried again after a backoff.
-    options.busyTimeoutMilliseconds = 20
-    options.logger = logger
-    return options
-  }
-
   /// Whether the cache is in use (not set aside, nor locked now), opening it if it was not yet.
   var isUsable: Bool { store != nil }
 
@@ -200,7 +183,7 @@ final class SharedCache: Sendable {
   func latestRow(key: String) -> StoredRow? {
     guard let store else { return nil }
     do {
-      let row = try store.rows(key: key, limit: 1).first
+      let row = try store.latestRow(key: key)
       noteUsable()
       if let row { noteStored(key: row.key, version: row.version) }
       return row
@@ -267,7 +250,7 @@ final class SharedCache: Sendable {
         return Array(pending.values)
       }
       guard !entries.isEmpty else { return }
-      let store: PersistentStore
+      let store: MirrorFile
       switch availability {
       case .setAside: continue
       case .locked(let retryAt):
@@ -280,10 +263,10 @@ final class SharedCache: Sendable {
           switch entry {
           case .row(let row):
             // Not written when the file holds this version or a newer one already: newest as well.
-            _ = try store.storeVerbatim(row)
+            _ = try store.store(row)
             noteStored(key: row.key, version: row.version)
           case .removal(let key, let version):
-            try WriteAttribution.$current.withValue(nil) { try store.removeKey(key) }
+            try store.forget(key: key)
             noteStored(key: key, version: version)
           }
           noteUsable()
@@ -323,7 +306,7 @@ final class SharedCache: Sendable {
   /// Writes what is pending, closes the file and stops using it (without an event: asked for).
   func close() {
     flush()
-    let store = state.withLock { state -> PersistentStore? in
+    let store = state.withLock { state -> MirrorFile? in
       defer { state.phase = .setAside }
       if case .open(let store) = state.phase { return store }
       return nil
@@ -338,7 +321,7 @@ final class SharedCache: Sendable {
       _ = noteLocked()
       return
     }
-    let store = state.withLock { state -> PersistentStore? in
+    let store = state.withLock { state -> MirrorFile? in
       guard case .open(let store) = state.phase else { return nil }
       state.phase = .setAside
       return store

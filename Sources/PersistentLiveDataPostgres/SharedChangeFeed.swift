@@ -1,4 +1,4 @@
-import PersistentLiveData
+import PersistentLiveDataBackend
 
 /// Where a replica's periodic catch-up resumes: the horizon of its last look at the server.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-public import PersistentLiveData
+public import PersistentLiveDataBackend
 
 extension SharedCollection {
   /// Every change of the collection's members after `checkpoint`, by any replica, each exactly once:

@@ -1,5 +1,5 @@
 import Foundation
-public import PersistentLiveData
+public import PersistentLiveDataBackend
 
 /// Many values under one name, each its own key on the server, observed and followed as one live
 /// dictionary by every replica.

@@ -1,5 +1,5 @@
 import Foundation
-import PersistentLiveData
+import PersistentLiveDataBackend
 import PostgresNIO
 
 /// What collections, prefixes and removals do on the server (``SharedStatements`` has their SQL), and

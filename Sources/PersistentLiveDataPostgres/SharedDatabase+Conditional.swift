@@ -1,4 +1,4 @@
-import PersistentLiveData
+import PersistentLiveDataBackend
 import PostgresNIO
 
 extension SharedDatabase {

@@ -1,4 +1,4 @@
-import PersistentLiveData
+import PersistentLiveDataBackend
 import PostgresNIO
 
 /// Errors: every call to the server runs under its deadline, and what the driver throws becomes a

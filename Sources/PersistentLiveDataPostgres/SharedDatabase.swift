@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import PersistentLiveData
+import PersistentLiveDataBackend
 import PostgresNIO
 
 /// One write of a shared store: a key's next version, encoded, not yet committed.

@@ -1,5 +1,5 @@
 import Logging
-import PersistentLiveData
+import PersistentLiveDataBackend
 import PostgresNIO
 
 /// What ``PostgresStore/run()`` does: hears other replicas' writes and keeps every live value current.

@@ -1,4 +1,4 @@
-import PersistentLiveData
+import PersistentLiveDataBackend
 
 extension SharedLiveData {
   /// Writes `newValue` as the key's next version only if the key is still at `expected` on the server.

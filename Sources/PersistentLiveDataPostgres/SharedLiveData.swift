@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-public import PersistentLiveData
+public import PersistentLiveDataBackend
 
 /// A `LiveData` whose versions are kept on a PostgreSQL server that several replicas share.
 ///

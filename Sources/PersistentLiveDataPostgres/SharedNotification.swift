@@ -1,5 +1,5 @@
 import Foundation
-import PersistentLiveData
+import PersistentLiveDataBackend
 
 /// One committed write's notification: the entry `VERSION ORIGIN k KEY`, or `VERSION ORIGIN h HASH` for
 /// a key too long for a payload or holding a newline (a payload's entries are separated by newlines).

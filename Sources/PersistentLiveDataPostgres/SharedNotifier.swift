@@ -1,5 +1,5 @@
 import Logging
-import PersistentLiveData
+import PersistentLiveDataBackend
 import PostgresNIO
 
 /// Sends the notifications of committed writes, after their commit, in statements of their own.

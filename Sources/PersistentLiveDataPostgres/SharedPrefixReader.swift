@@ -1,5 +1,5 @@
 import Foundation
-import PersistentLiveData
+import PersistentLiveDataBackend
 
 /// Every change of the keys that start with a prefix, by any replica, each exactly once, read by
 /// snapshots of the server: what ``SharedCollection/changes(since:)`` and `pld-tool serve` follow.

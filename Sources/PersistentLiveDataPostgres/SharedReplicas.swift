@@ -1,5 +1,5 @@
 import Foundation
-import PersistentLiveData
+import PersistentLiveDataBackend
 import PostgresNIO
 
 /// The replicas running on a shared store's database (`pld_replicas`, shared schema 6): each one's row,

@@ -1,5 +1,5 @@
 import Foundation
-import PersistentLiveData
+import PersistentLiveDataBackend
 
 extension SharedSchema {
   /// One statement — a `DO` block — that applies the `pending` migrations in order and records each in

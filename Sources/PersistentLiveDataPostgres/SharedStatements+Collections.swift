@@ -1,4 +1,4 @@
-import PersistentLiveData
+import PersistentLiveDataBackend
 import PostgresNIO
 
 /// A statement built in pieces: SQL text with `$n` placeholders, and the values bound to them.

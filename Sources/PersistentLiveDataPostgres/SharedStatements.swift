@@ -1,4 +1,4 @@
-import PersistentLiveData
+import PersistentLiveDataBackend
 import PostgresNIO
 
 /// The SQL of a shared store, in one place.

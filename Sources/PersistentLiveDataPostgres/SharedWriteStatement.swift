@@ -1,4 +1,4 @@
-import PersistentLiveData
+import PersistentLiveDataBackend
 import PostgresNIO
 
 /// A write as a prepared statement: each connection parses and plans each of the six shapes of

@@ -6,6 +6,7 @@ import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
+@testable import PersistentLiveDataBackend
 
 /// The metrics of the MetricsAndTraces article for the SQLite store, with their labels and dimensions. Each test binds a
 /// `TestMetrics` of its own with `withMetricsFactory` where it opens its store (the store takes the

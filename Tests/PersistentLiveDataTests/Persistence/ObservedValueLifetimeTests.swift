@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import PersistentLiveData
+@testable import PersistentLiveDataBackend
 
 /// A store holds its live values weakly; an observation keeps the value it observes alive, as a
 /// subscription keeps its source in Combine or RxSwift: `try store.liveData("k", default: 0).observe(owner:

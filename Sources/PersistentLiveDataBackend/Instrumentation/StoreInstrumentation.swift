@@ -138,7 +138,7 @@ package final class StoreInstrumentation: Sendable {
   }
 
   /// Records how many calls one group commit committed (`pld.group_commit.size`).
-  func recordGroupCommit(size: Int) {
+  package func recordGroupCommit(size: Int) {
     metrics?.groupCommitSize?.record(size)
   }
 

@@ -53,7 +53,7 @@ package enum ValueCodec {
   /// row and of the type (the first thing to check after a change of the type) — or, for a `payload`
   /// nested deeper than ``JSONDepth/limit`` (written by another program, or before the limit was
   /// checked), that depth: no type can read it.
-  static func undecodable(
+  package static func undecodable(
     _ error: any Error, key: String, version: Int64, stored: Int, current: Int, payload: Data? = nil
   ) -> PersistentLiveDataError {
     if case DecodingError.dataCorrupted = error, let payload {

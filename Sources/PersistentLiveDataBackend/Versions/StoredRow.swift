@@ -30,7 +30,7 @@ package struct StoredRow: Sendable, Equatable {
     Date(timeIntervalSince1970: Double(writtenAtMilliseconds) / 1000)
   }
 
-  static func milliseconds(_ date: Date) -> Int64 {
+  package static func milliseconds(_ date: Date) -> Int64 {
     Int64((date.timeIntervalSince1970 * 1000).rounded())
   }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import PersistentLiveData
+@testable import PersistentLiveDataBackend
 
 /// The store's JSON decoder reads what `JSONDecoder` reads, and declines (nil) whatever it is not sure
 /// of — never succeeding where `JSONDecoder` fails, never giving another value.

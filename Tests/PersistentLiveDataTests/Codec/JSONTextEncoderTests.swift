@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import PersistentLiveData
+@testable import PersistentLiveDataBackend
 
 /// The store's JSON encoder writes exactly the bytes Foundation's `JSONEncoder` writes with the store's
 /// settings, and declines (nil) what only `JSONEncoder` does; `ValueCodec` then gives JSONEncoder's bytes

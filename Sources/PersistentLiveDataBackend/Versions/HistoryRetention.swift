@@ -21,7 +21,7 @@ public enum HistoryRetention: Sendable, Equatable {
   case last(Int)
 
   /// The number of versions kept per key, or nil for all.
-  var limit: Int64? {
+  package var limit: Int64? {
     switch self {
     case .all: return nil
     case .last(let count): return Int64(max(1, count))
