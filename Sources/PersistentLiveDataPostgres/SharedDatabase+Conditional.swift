@@ -3,7 +3,7 @@ import PostgresNIO
 
 extension SharedDatabase {
   /// The newest version of `key` on the server (0: never written): what a conditional write that
-  /// found another version reports as ``VersionConflict/actual``.
+  /// found another version reports as ``/PersistentLiveDataBackend/VersionConflict/actual``.
   ///
   /// Read only after the write's own statement refused it, so a successful conditional write costs no
   /// more round trips than a plain one.

@@ -12,7 +12,7 @@ struct SharedWrite: Sendable {
   /// For an optimistic write (``SharedLiveData/update(isolation:_:)``): the version it was computed
   /// from. Nil writes unconditionally.
   var expectedVersion: Int64?
-  /// Who writes it, and why: ``WriteAttribution/current`` where the write was called (checked against
+  /// Who writes it, and why: ``/PersistentLiveDataBackend/WriteAttribution/current`` where the write was called (checked against
   /// its limits then); NULLs in the row when nil.
   var attribution: WriteAttribution?
   /// The value as the writer had it, typed: a live collection of its type takes it without decoding.
@@ -38,7 +38,7 @@ final class SharedDatabase: Sendable {
   /// The live collections (``SharedCollection``), by name.
   let collections = LiveCollectionRegistry()
   let changeSignal = ChangeSignal()
-  /// The app's streams of ``StoreEvent``s (``PostgresStore/events()``).
+  /// The app's streams of ``/PersistentLiveDataBackend/StoreEvent``s (``PostgresStore/events()``).
   let events = StoreEventHub()
   /// Sends the notifications of this store's commits, after them.
   let notifier: SharedNotifier

@@ -27,21 +27,21 @@ public struct HistoryEntry<Value: Sendable>: Sendable {
   /// let age = Date().timeIntervalSince(entry.writtenAt)
   /// ```
   public let writtenAt: Date
-  /// The ``PersistentValue/schemaVersion`` the version was written with (1 for a plain `Codable` value).
+  /// The ``/PersistentLiveDataBackend/PersistentValue/schemaVersion`` the version was written with (1 for a plain `Codable` value).
   ///
   /// ```swift
   /// let needsUpgrade = entry.schemaVersion < Settings.schemaVersion
   /// ```
   public let schemaVersion: Int
   /// The value (upgraded in memory from an older schema version), or the
-  /// ``PersistentLiveDataError/undecodable(key:version:reason:)`` or
-  /// ``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` error of this version.
+  /// ``/PersistentLiveDataBackend/PersistentLiveDataError/undecodable(key:version:reason:)`` or
+  /// ``/PersistentLiveDataBackend/PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` error of this version.
   ///
   /// ```swift
   /// let value = try entry.result.get()   // throws this version's decoding error
   /// ```
   public let result: Result<Value, PersistentLiveDataError>
-  /// Who wrote the version, and why; nil for a version written without a ``WriteAttribution`` (and for
+  /// Who wrote the version, and why; nil for a version written without a ``/PersistentLiveDataBackend/WriteAttribution`` (and for
   /// every version written before stores recorded attributions).
   ///
   /// ```swift

@@ -53,10 +53,10 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
   /// - Parameters:
   ///   - newValue: The value to store.
   ///   - isolation: The caller's isolation, filled in by the compiler.
-  /// The version records the ``WriteAttribution/current`` in effect here (every write does).
+  /// The version records the ``/PersistentLiveDataBackend/WriteAttribution/current`` in effect here (every write does).
   ///
-  /// - Throws: ``PersistentLiveDataError`` (encoding failure, disk full, read-only, busy, closed store…),
-  ///   or ``WriteAttributionTooLong`` for an attribution over its limits; nothing has changed then.
+  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError`` (encoding failure, disk full, read-only, busy, closed store…),
+  ///   or ``/PersistentLiveDataBackend/WriteAttributionTooLong`` for an attribution over its limits; nothing has changed then.
   public func set(_ newValue: Value, isolation: isolated (any Actor)? = #isolation) throws {
     try database.instrumentation.measure(.set, key: key) {
       let payload = try decoding.encode(newValue, key: key)
@@ -78,7 +78,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
   ///   - isolation: The caller's isolation, filled in by the compiler.
   ///   - transform: Mutates the value in place.
   /// - Returns: The value written.
-  /// - Throws: What `transform` throws, or a ``PersistentLiveDataError``; nothing has changed then.
+  /// - Throws: What `transform` throws, or a ``/PersistentLiveDataBackend/PersistentLiveDataError``; nothing has changed then.
   @discardableResult
   public func update(
     isolation: isolated (any Actor)? = #isolation, _ transform: (inout Value) throws -> Void
@@ -111,18 +111,18 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
 
   /// The versions of this key still kept, newest first.
   ///
-  /// Versions stored with an older ``PersistentValue/schemaVersion`` are upgraded in memory; nothing is
+  /// Versions stored with an older ``/PersistentLiveDataBackend/PersistentValue/schemaVersion`` are upgraded in memory; nothing is
   /// written. A version is never left out silently:
   ///
   /// - One that does not decode (or was written by a newer schema of the type) makes the history throw
-  ///   its error, naming the key and the version, under the default ``DecodeFailurePolicy/throwError``.
-  ///   Under ``DecodeFailurePolicy/useDefault`` or ``DecodeFailurePolicy/lastDecodable`` it is left out,
+  ///   its error, naming the key and the version, under the default ``/PersistentLiveDataBackend/DecodeFailurePolicy/throwError``.
+  ///   Under ``/PersistentLiveDataBackend/DecodeFailurePolicy/useDefault`` or ``/PersistentLiveDataBackend/DecodeFailurePolicy/lastDecodable`` it is left out,
   ///   so that one bad version does not hide the others, and reported: a
-  ///   ``StoreEvent/versionLeftOutOfHistory(key:version:error:)`` on ``PersistentStore/events()`` and a
+  ///   ``/PersistentLiveDataBackend/StoreEvent/versionLeftOutOfHistory(key:version:error:)`` on ``PersistentStore/events()`` and a
   ///   warning to the store's logger, if it has one.
   /// - A version on a damaged page of the file makes the history throw
-  ///   ``PersistentLiveDataError/corrupt(path:detail:)`` whatever the policy (the detail names the key,
-  ///   the last version read and the SQLite code), and a ``StoreEvent/damagedPage(path:key:version:error:)``
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` whatever the policy (the detail names the key,
+  ///   the last version read and the SQLite code), and a ``/PersistentLiveDataBackend/StoreEvent/damagedPage(path:key:version:error:)``
   ///   is reported.
   ///
   /// To see every version with its outcome, the value or why it cannot be read, use
@@ -137,24 +137,24 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
   ///   too); nil for all that are kept.
   /// - Returns: The versions, newest first; empty if nothing was written yet. Under a lenient policy,
   ///   without those that do not decode (each one reported).
-  /// - Throws: ``PersistentLiveDataError/undecodable(key:version:reason:)`` or
-  ///   ``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` under
-  ///   ``DecodeFailurePolicy/throwError``; ``PersistentLiveDataError/corrupt(path:detail:)`` for a
+  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/undecodable(key:version:reason:)`` or
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` under
+  ///   ``/PersistentLiveDataBackend/DecodeFailurePolicy/throwError``; ``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` for a
   ///   damaged page; another storage error.
   public func history(limit: Int? = nil) throws -> [Versioned<Value>] {
     try historyVersions(database.history(key: key, limit: limit))
   }
 
   /// The value stored as `version`, upgraded in memory if it was stored with an older
-  /// ``PersistentValue/schemaVersion``.
+  /// ``/PersistentLiveDataBackend/PersistentValue/schemaVersion``.
   ///
   /// ```swift
   /// if let before = try settings.value(at: settings.version - 1) { print(before) }
   /// ```
   /// - Parameter version: A version number.
   /// - Returns: The value, or nil if that version was never written or has been pruned.
-  /// - Throws: ``PersistentLiveDataError/undecodable(key:version:reason:)`` or
-  ///   ``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` when that version does
+  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/undecodable(key:version:reason:)`` or
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` when that version does
   ///   not decode (``historyEntry(at:)`` reports it without throwing), or a storage error.
   public func value(at version: Int64) throws -> Value? {
     guard let row = try database.row(key: key, version: version) else { return nil }
@@ -174,12 +174,12 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
   ///   - isolation: The caller's isolation, filled in by the compiler; decides whether observers are
   ///     called before this returns (main actor) or scheduled.
   /// A version stored with another schema version is decoded (an older one upgraded), and the new version
-  /// holds that content, written with ``PersistentValue/writtenSchemaVersion``; the old row stays as it is.
+  /// holds that content, written with ``/PersistentLiveDataBackend/PersistentValue/writtenSchemaVersion``; the old row stays as it is.
   ///
-  /// - Throws: ``PersistentLiveDataError/unknownVersion(key:version:)`` if it was never written or has
-  ///   been pruned; ``PersistentLiveDataError/undecodable(key:version:reason:)`` or
-  ///   ``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` if it does not decode,
-  ///   whatever the ``DecodeFailurePolicy``; otherwise as ``set(_:isolation:)``. Nothing has changed then.
+  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/unknownVersion(key:version:)`` if it was never written or has
+  ///   been pruned; ``/PersistentLiveDataBackend/PersistentLiveDataError/undecodable(key:version:reason:)`` or
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` if it does not decode,
+  ///   whatever the ``/PersistentLiveDataBackend/DecodeFailurePolicy``; otherwise as ``set(_:isolation:)``. Nothing has changed then.
   public func rollback(to version: Int64, isolation: isolated (any Actor)? = #isolation) throws {
     try database.instrumentation.measure(.rollback, key: key) { try rollback(to: version, isolation) }
   }
@@ -236,9 +236,9 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
 
   /// The prepare phase of a write of `newValue`, already encoded as `payload`: the ``PendingWrite`` the
   /// store commits, whose apply phase records the commit time and moves memory. Reads the caller's
-  /// ``WriteAttribution/current``; takes no lock.
+  /// ``/PersistentLiveDataBackend/WriteAttribution/current``; takes no lock.
   ///
-  /// - Throws: ``WriteAttributionTooLong`` when the attribution in effect is over a limit.
+  /// - Throws: ``/PersistentLiveDataBackend/WriteAttributionTooLong`` when the attribution in effect is over a limit.
   func pendingWrite(
     _ newValue: Value, payload: Data, expectedVersion: Int64?, onMainActor: Bool
   ) throws -> PendingWrite {

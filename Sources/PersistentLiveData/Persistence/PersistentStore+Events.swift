@@ -2,7 +2,7 @@ extension PersistentStore {
   /// The events of this store from now on, for apps that want to act on what would otherwise reach only
   /// a logger: a version written elsewhere that a live value cannot decode, a live value that started
   /// without its newest version, a version a history left out, a damaged page a read met
-  /// (``StoreEvent``). They are logged to ``StoreOptions/logger`` as well.
+  /// (``/PersistentLiveDataBackend/StoreEvent``). They are logged to ``StoreOptions/logger`` as well.
   ///
   /// Each call returns a new stream; every stream gets every event, and keeps the newest 256 its reader
   /// has not taken yet. The streams finish when the store closes.

@@ -21,7 +21,7 @@ extension PersistentStore {
   ///   - defaultValue: The value while nothing has been written.
   ///   - retention: How many versions of this key the file keeps.
   /// - Returns: The live value of `key`, as ``liveData(_:default:)`` returns it.
-  /// - Throws: What ``liveData(_:default:)`` throws, or ``PersistentLiveDataError/readOnly(path:)`` when
+  /// - Throws: What ``liveData(_:default:)`` throws, or ``/PersistentLiveDataBackend/PersistentLiveDataError/readOnly(path:)`` when
   ///   a store opened with ``StoreOptions/readOnly`` would have to record a different retention.
   public func liveData<Value: Codable & Sendable>(
     _ key: String, default defaultValue: Value, retention: HistoryRetention
@@ -38,7 +38,7 @@ extension PersistentStore {
   /// _ = try store.liveData("flags", default: [String: Bool](), retention: .all)
   /// try store.recordedRetention(of: "flags")   // .all
   /// ```
-  /// - Throws: ``PersistentLiveDataError/storeClosed(path:)`` or a storage error.
+  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)`` or a storage error.
   public func recordedRetention(of key: String) throws -> HistoryRetention? {
     try database.recordedRetention(key: key)
   }

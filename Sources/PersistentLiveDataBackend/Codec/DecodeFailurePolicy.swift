@@ -7,7 +7,7 @@
 /// StoreOptions(onUndecodable: .lastDecodable)
 /// ```
 public enum DecodeFailurePolicy: Sendable {
-  /// ``PersistentStore/liveData(_:default:)`` throws
+  /// `PersistentStore/liveData(_:default:)` throws
   /// ``PersistentLiveDataError/undecodable(key:version:reason:)`` (or
   /// ``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)``).
   ///

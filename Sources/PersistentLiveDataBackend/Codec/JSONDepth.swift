@@ -2,7 +2,7 @@
 ///
 /// A value is stored only if it can be read back: Foundation's `JSONDecoder` (and `JSONSerialization`)
 /// refuse a text that nests arrays and objects more than 512 levels deep — `[[1]]` is 2 levels, a
-/// scalar 0 — so the store's encoder, ``PersistentStore``'s raw-JSON writes and `pld-tool` refuse a value
+/// scalar 0 — so the store's encoder, `PersistentStore`'s raw-JSON writes and `pld-tool` refuse a value
 /// deeper than ``limit`` before writing anything
 /// (``PersistentLiveDataError/valueTooDeep(key:depth:)``), and stop there, long before a recursion over a
 /// value 100,000 levels deep could exhaust a thread's stack.

@@ -6,8 +6,8 @@
 /// versions existed). When the type changes its encoding — a field added without a default, a field
 /// renamed, a field whose type changed — bump ``schemaVersion`` and read the older forms in
 /// ``init(from:storedSchemaVersion:)``. Reading an older version upgrades it in memory, on every read
-/// path (restoring, ``PersistentLiveData/history(limit:)``, ``PersistentLiveData/value(at:)``,
-/// ``PersistentLiveData/changes(since:)``, ``PersistentLiveData/rollback(to:isolation:)``); the stored row is
+/// path (restoring, `PersistentLiveData/history(limit:)`, `PersistentLiveData/value(at:)`,
+/// `PersistentLiveData/changes(since:)`, `PersistentLiveData/rollback(to:isolation:)`); the stored row is
 /// never rewritten. A version written by a *newer* schema than the running type knows is not guessed at:
 /// it is ``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)``, handled by the
 /// store's ``DecodeFailurePolicy``.
@@ -33,7 +33,7 @@
 /// ```
 ///
 /// Only the conformance of the stored type itself counts: a `PersistentLiveData<[Settings]>` stores
-/// arrays, which are schema 1. See <doc:MigrationsAndEvolvingValues>.
+/// arrays, which are schema 1. See the article "Migrations and evolving values" of PersistentLiveData.
 public protocol PersistentValue: Codable, Sendable {
   /// The version of this type's stored form: 1, 2, 3 … Bump it when the encoding changes. Default: 1.
   ///

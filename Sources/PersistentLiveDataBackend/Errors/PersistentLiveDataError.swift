@@ -175,9 +175,9 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
   /// catch PersistentLiveDataError.versionsExhausted(let key, _) { try store.liveData(key + ".v2", default: 0) }
   /// ```
   case versionsExhausted(key: String, path: String)
-  /// ``PersistentLiveData/changes(since:)`` needed the versions of `key` after `since`, but the oldest
+  /// `PersistentLiveData/changes(since:)` needed the versions of `key` after `since`, but the oldest
   /// still stored is `oldestKept`: the ones in between were pruned by retention (or removed). Start again
-  /// from ``PersistentLiveData/history(limit:)`` and then `changes(since:)` its newest version.
+  /// from `PersistentLiveData/history(limit:)` and then `changes(since:)` its newest version.
   ///
   /// ```swift
   /// catch PersistentLiveDataError.changesPruned(_, _, let oldestKept) { resync(from: oldestKept) }
@@ -202,7 +202,7 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
   /// }
   /// ```
   case migrationFailed(path: String, version: Int, name: String, reason: String)
-  /// Something is already at `path`, where ``PersistentStore/backup(to:)`` was to create its copy (a
+  /// Something is already at `path`, where `PersistentStore/backup(to:)` was to create its copy (a
   /// file, even an empty one, a folder or a symbolic link): a backup never overwrites anything. Nothing
   /// was written.
   ///
@@ -212,7 +212,7 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
   /// }
   /// ```
   case fileExists(path: String)
-  /// `operation` cannot run inside ``PersistentStore/transaction(isolation:_:)``: call it before or
+  /// `operation` cannot run inside `PersistentStore/transaction(isolation:_:)`: call it before or
   /// after the transaction. Nothing was changed.
   ///
   /// ```swift
@@ -222,7 +222,7 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
   /// ```
   case notInTransaction(operation: String)
   /// The file has schema version `found`, older than the `required` one this library reads, and the
-  /// store was opened with ``StoreOptions/readOnly``, which never migrates. Open it once without
+  /// store was opened with `StoreOptions/readOnly`, which never migrates. Open it once without
   /// `readOnly` (any writable open upgrades it in place), then read it.
   ///
   /// ```swift
@@ -232,7 +232,7 @@ public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, 
   /// ```
   case schemaTooOld(path: String, found: Int, required: Int)
   /// The file was created for another application: its recorded application identifier is `found`,
-  /// and this store was opened with ``StoreOptions/applicationIdentifier`` `expected`. Nothing was
+  /// and this store was opened with `StoreOptions/applicationIdentifier` `expected`. Nothing was
   /// written; check the path.
   ///
   /// ```swift

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// One committed change of a collection's member, as ``PersistentCollection/changes(since:)`` delivers
+/// One committed change of a collection's member, as `PersistentCollection/changes(since:)` delivers
 /// it: a version written, or a removal.
 ///
 /// ```swift
@@ -40,7 +40,7 @@ public struct CollectionChange<Element: Sendable>: Sendable {
 
 extension CollectionChange: Equatable where Element: Equatable {}
 
-/// A position in a collection's changes, to resume ``PersistentCollection/changes(since:)`` from: every
+/// A position in a collection's changes, to resume `PersistentCollection/changes(since:)` from: every
 /// version committed after it, by any process, is delivered once.
 ///
 /// It is opaque and `Codable`: save it with the work it marks as done (in the same transaction when
@@ -54,7 +54,7 @@ extension CollectionChange: Equatable where Element: Equatable {}
 ///
 /// On an SQLite store, it is a position in the file's log of member changes (`pld_collection_log`),
 /// whose numbers follow commit order and are never reused. While the first reading of every member
-/// (``PersistentCollection/changes(since:)`` with nil) is delivered, it also names the last member
+/// (`PersistentCollection/changes(since:)` with nil) is delivered, it also names the last member
 /// delivered, so that resuming there delivers the members after it and the changes of those before it.
 ///
 /// On a PostgreSQL shared store, it is a snapshot of the server (`pg_current_snapshot()`): every change

@@ -1,5 +1,5 @@
 /// Something a store noticed that the app may want to act on, without a logger: delivered by
-/// ``PersistentStore/events()`` (and the shared store's `events()`), and logged as before.
+/// `PersistentStore/events()` (and the shared store's `events()`), and logged as before.
 ///
 /// ```swift
 /// Task {
@@ -31,11 +31,11 @@ public enum StoreEvent: Sendable, Equatable {
   /// ```
   case restoredPastUndecodable(
     key: String, version: Int64, startedFrom: Int64?, error: PersistentLiveDataError)
-  /// ``PersistentLiveData/history(limit:)`` (or a shared store's `history`) left out version `version`
+  /// `PersistentLiveData/history(limit:)` (or a shared store's `history`) left out version `version`
   /// of `key`, which does not decode (`error` names key, version and cause), under
   /// ``DecodeFailurePolicy/useDefault`` or ``DecodeFailurePolicy/lastDecodable``. Under
   /// ``DecodeFailurePolicy/throwError`` the history throws that error instead; either way no version is
-  /// left out without a word. The row stays as it is; ``PersistentLiveData/historyEntries(limit:)`` lists
+  /// left out without a word. The row stays as it is; `PersistentLiveData/historyEntries(limit:)` lists
   /// it with its error.
   ///
   /// ```swift
@@ -48,7 +48,7 @@ public enum StoreEvent: Sendable, Equatable {
   /// ``PersistentLiveDataError/corrupt(path:detail:)`` naming the key and version it was reading where
   /// known (`key`, `version`, nil otherwise) and the SQLite code. Nothing is written over the damage and
   /// nothing is reset; what lies on other pages stays readable. Check the whole file with
-  /// ``PersistentStore/verifyIntegrity()`` or `pld-tool verify`, and restore a backup.
+  /// `PersistentStore/verifyIntegrity()` or `pld-tool verify`, and restore a backup.
   ///
   /// ```swift
   /// case .damagedPage(let path, let key, _, let error):

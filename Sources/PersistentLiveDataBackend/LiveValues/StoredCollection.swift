@@ -4,7 +4,7 @@ package import Foundation
 ///
 /// A collection named `todo` holds the keys `todo/ID`, each an ordinary key with its own versions;
 /// ``/PersistentLiveDataCore/LiveData/value`` maps each member's id to its latest value.
-/// ``PersistentCollection`` (an SQLite file) and the PostgreSQL backend's `SharedCollection` are its
+/// `PersistentCollection` (an SQLite file) and the PostgreSQL backend's `SharedCollection` are its
 /// subclasses; each adds its backend's writes and reads. The base holds the members' versions, applies
 /// changes to them — each commit that changes members is one new ``/PersistentLiveDataCore/LiveData/version``
 /// of the collection — and decodes what was written elsewhere under the store's ``DecodeFailurePolicy``.
@@ -36,7 +36,7 @@ open class StoredCollection<Element: Codable & Sendable>: LiveData<[String: Elem
   ///
   /// ``/PersistentLiveDataCore/LiveData/value`` is a `[String: Element]`, whose keys compare as Swift strings
   /// (canonical equivalence): ids spelled differently but equivalent (`café` as U+00E9 or as `e` + U+0301)
-  /// are two members here, in ``ids``, the subscript and ``PersistentCollection/changes(since:)``, and one
+  /// are two members here, in ``ids``, the subscript and `PersistentCollection/changes(since:)`, and one
   /// entry of the dictionary (the one written last).
   private let members: Locked<MemberTable>
 
@@ -275,7 +275,7 @@ extension StoredCollection: StoredCollectionValue {}
 package enum MemberChange: Sendable {
   /// A version written: its row, and the typed value when the writer had one (nothing to decode then).
   case written(StoredRow, staged: (any Sendable)?)
-  /// A removal (``PersistentStore/removeKey(_:)``), at the version it took.
+  /// A removal (`PersistentStore/removeKey(_:)`), at the version it took.
   case removed(key: String, version: Int64, at: Date)
 
   /// The member's key.

@@ -14,7 +14,7 @@ extension StoredLiveData {
   /// `writtenAt` is when the version was committed, as the store's history reads it. Version 0 — the
   /// default, before anything was written — has no commit: its `writtenAt` is
   /// `Date(timeIntervalSince1970: 0)`. A removal has no row: its `writtenAt` is when this process applied
-  /// it (right after the commit for ``PersistentStore/removeKey(_:)`` here), or 1970 for a key found
+  /// it (right after the commit for `PersistentStore/removeKey(_:)` here), or 1970 for a key found
   /// removed when the store handed out this live value. A shared store's replica knows the commit time of
   /// every version it wrote or received; for one it has not seen committed (the version it started from,
   /// one written in a transaction) the time is read from the server first, so that version arrives a

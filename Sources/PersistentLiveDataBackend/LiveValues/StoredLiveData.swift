@@ -3,7 +3,7 @@ package import Foundation
 /// A ``/PersistentLiveDataCore/LiveData`` whose versions a store keeps: what every backend's live value does
 /// the same way.
 ///
-/// ``PersistentLiveData`` (an SQLite file) and the PostgreSQL backend's `SharedLiveData` are its
+/// `PersistentLiveData` (an SQLite file) and the PostgreSQL backend's `SharedLiveData` are its
 /// subclasses; each adds its backend's writes and reads. The base holds the key, the decoding of stored
 /// rows under the store's ``DecodeFailurePolicy``, the commit times of recent versions, the move to a
 /// version committed without this instance, and the versioned observation

@@ -55,7 +55,7 @@ package final class CommitTimes: Sendable {
   }
 
   /// Remembers when `version` was committed, at the store's millisecond precision (so that the date equals
-  /// the one ``PersistentLiveData/history(limit:)`` reads back), with its attribution. A version already
+  /// the one `PersistentLiveData/history(limit:)` reads back), with its attribution. A version already
   /// known keeps its time.
   package func record(_ version: Int64, writtenAt: Date, attribution: WriteAttribution? = nil) {
     record(

@@ -1,6 +1,6 @@
 /// Where a reader of every version of a key stands: the last version it delivered.
 ///
-/// Shared by ``PersistentLiveData/changes(since:)`` and `pld-tool watch`, so that both deliver each
+/// Shared by `PersistentLiveData/changes(since:)` and `pld-tool watch`, so that both deliver each
 /// version exactly once, in order, and say so when versions they still needed were pruned instead of
 /// skipping them silently. Versions of a key are 1, 2, 3 … with no gap, so a row that is not the next
 /// version means the ones in between are no longer stored.
@@ -22,7 +22,7 @@ package struct VersionCursor: Sendable {
   /// A cursor that delivers the versions after `version` (negative counts as 0).
   ///
   /// - Parameter fromOldestKept: With `version` 0 (or less), start at the oldest version still stored,
-  ///   however many were pruned or removed before it (``PersistentLiveData/changes(since:)``'s
+  ///   however many were pruned or removed before it (`PersistentLiveData/changes(since:)`'s
   ///   `since: 0`). Without it, a first row other than version 1 is a gap like any other.
   package init(key: String, after version: Int64, fromOldestKept: Bool = false) {
     self.key = key

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// One stored version of a value: what ``PersistentLiveData/history(limit:)`` returns.
+/// One stored version of a value: what `PersistentLiveData/history(limit:)` returns.
 ///
 /// ```swift
 /// for entry in try settings.history(limit: 5) {

@@ -2,8 +2,8 @@
 ///
 /// Set it as a task-local value around the writes it describes; every write made in that task (and its
 /// child tasks) records it with the version it commits — `set`, `update`, `rollback(to:)`, `reset()`,
-/// `write(_:)`, ``PersistentStore/write(_:)``, ``PersistentStore/transaction(isolation:_:)`` and the shared
-/// store's writes alike. It comes back in ``Versioned/attribution`` and ``HistoryEntry/attribution``
+/// `write(_:)`, `PersistentStore/write(_:)`, `PersistentStore/transaction(isolation:_:)` and the shared
+/// store's writes alike. It comes back in ``Versioned/attribution`` and `HistoryEntry/attribution`
 /// through `history`, `historyEntries` and `changes(since:)`, in this process and in every other one that
 /// reads the store. A version written without one reads as nil, as do the versions written before stores
 /// recorded attributions.
@@ -60,7 +60,7 @@ public struct WriteAttribution: Sendable, Hashable, Codable {
 
   /// The attribution recorded with every write made in this task (and its child tasks) while set.
   ///
-  /// A write reads it where it is called: ``PersistentStore/write(_:)`` and `write(_:)` of a live value
+  /// A write reads it where it is called: `PersistentStore/write(_:)` and `write(_:)` of a live value
   /// take the caller's, not that of the store's writer thread that commits them; each write inside a
   /// transaction takes the one in effect where it is made.
   ///

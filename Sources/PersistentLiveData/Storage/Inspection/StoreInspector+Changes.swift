@@ -26,7 +26,7 @@ extension StoreInspector {
   /// // … another process writes "settings" …
   /// let next = try inspector.latestVersionChanges()    // changed: [("settings", 8)], removed: []
   /// ```
-  /// - Throws: A ``PersistentLiveDataError`` naming the file.
+  /// - Throws: A ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the file.
   package func latestVersionChanges() throws -> LatestVersionChanges {
     guard hasValuesTable else { return LatestVersionChanges(changed: [], removed: []) }
     return try reading {
@@ -77,7 +77,7 @@ extension StoreInspector {
   /// ```swift
   /// do { try use(inspector.latestVersionChanges()) } catch { try? inspector.forgetLatestVersions() }
   /// ```
-  /// - Throws: A ``PersistentLiveDataError`` naming the file.
+  /// - Throws: A ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the file.
   package func forgetLatestVersions() throws {
     try reading { try connection.execute("DROP TABLE IF EXISTS temp.pld_inspector_seen") }
   }

@@ -23,7 +23,7 @@ package struct KeyStatistics: Sendable, Equatable {
   package var payloadSize: Int
   /// The size of every stored version's payload together, in bytes.
   package var totalPayloadSize: Int
-  /// The ``PersistentValue/schemaVersion`` the newest version was written with.
+  /// The ``/PersistentLiveDataBackend/PersistentValue/schemaVersion`` the newest version was written with.
   package var schemaVersion: Int = 1
 
   /// When the newest version was written.
@@ -40,7 +40,7 @@ extension StoreInspector {
   /// ```swift
   /// let keys = try inspector.keyStatistics().map(\.key)
   /// ```
-  /// - Throws: A ``PersistentLiveDataError`` naming the file.
+  /// - Throws: A ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the file.
   package func keyStatistics() throws -> [KeyStatistics] {
     guard hasValuesTable else { return [] }
     return try reading {
@@ -57,7 +57,7 @@ extension StoreInspector {
   /// let settings = try inspector.keyStatistics(for: "settings")
   /// ```
   /// - Throws: ``InspectionError/unknownKey(path:key:)`` when no version of `key` is stored, or a
-  ///   ``PersistentLiveDataError`` naming the file.
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the file.
   package func keyStatistics(for key: String) throws -> KeyStatistics {
     var found: KeyStatistics?
     if hasValuesTable {
@@ -86,7 +86,7 @@ extension StoreInspector {
 
   /// Every key with at least one stored version, in byte order, without reading history rows.
   ///
-  /// - Throws: A ``PersistentLiveDataError`` naming the file.
+  /// - Throws: A ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the file.
   package func keys() throws -> [String] {
     guard hasValuesTable else { return [] }
     return try reading {
@@ -102,7 +102,7 @@ extension StoreInspector {
   /// ```swift
   /// let before = try inspector.latestVersions()   // ["settings": 7, "theme": 2]
   /// ```
-  /// - Throws: A ``PersistentLiveDataError`` naming the file.
+  /// - Throws: A ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the file.
   package func latestVersions() throws -> [StoreKey: Int64] {
     guard hasValuesTable else { return [:] }
     return try reading {
@@ -115,7 +115,7 @@ extension StoreInspector {
 
   /// The newest and oldest stored versions of `key`, or `nil` when none is stored.
   ///
-  /// - Throws: A ``PersistentLiveDataError`` naming the file.
+  /// - Throws: A ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the file.
   package func versionRange(of key: String) throws -> (latest: Int64, oldest: Int64)? {
     guard hasValuesTable else { return nil }
     return try reading {
@@ -133,7 +133,7 @@ extension StoreInspector {
   /// ```swift
   /// try inspector.recordedRetentions()   // ["flags": .all, "heartbeat": .last(100)]
   /// ```
-  /// - Throws: A ``PersistentLiveDataError`` naming the file.
+  /// - Throws: A ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the file.
   package func recordedRetentions() throws -> [StoreKey: HistoryRetention] {
     guard schemaVersion >= 4 else { return [:] }
     return try reading { try StoreDatabase.recordedRetentions(connection: connection) }

@@ -9,7 +9,7 @@ extension StoreInspector {
   ///   - limit: At most this many rows (all when `nil`).
   /// - Returns: The rows as stored; empty only for a `limit` of 0.
   /// - Throws: ``InspectionError/unknownKey(path:key:)`` when no version of `key` is stored, or a
-  ///   ``PersistentLiveDataError`` naming the file.
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the file.
   package func rows(key: String, limit: Int? = nil) throws -> [StoredRow] {
     var rows: [StoredRow] = []
     if hasValuesTable {
@@ -34,7 +34,7 @@ extension StoreInspector {
   /// let third = try inspector.row(key: "settings", version: 3)
   /// ```
   /// - Throws: ``InspectionError/unknownKey(path:key:)``, ``InspectionError/unknownVersion(path:key:version:oldest:latest:removedAt:)``
-  ///   when that version was never written or has been pruned, or a ``PersistentLiveDataError``.
+  ///   when that version was never written or has been pruned, or a ``/PersistentLiveDataBackend/PersistentLiveDataError``.
   package func row(key: String, version: Int64) throws -> StoredRow {
     guard let range = try versionRange(of: key) else {
       throw InspectionError.unknownKey(path: path, key: key)
@@ -60,7 +60,7 @@ extension StoreInspector {
   /// ```swift
   /// try inspector.removalVersion(of: "session")   // 6: versions 1…6 went with the deletion
   /// ```
-  /// - Throws: A ``PersistentLiveDataError`` naming the file.
+  /// - Throws: A ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the file.
   package func removalVersion(of key: String) throws -> Int64? {
     guard schemaVersion >= 3 else { return nil }
     return try reading {
@@ -73,7 +73,7 @@ extension StoreInspector {
 
   /// The newest version of `key`.
   ///
-  /// - Throws: ``InspectionError/unknownKey(path:key:)`` or a ``PersistentLiveDataError``.
+  /// - Throws: ``InspectionError/unknownKey(path:key:)`` or a ``/PersistentLiveDataBackend/PersistentLiveDataError``.
   package func latestRow(key: String) throws -> StoredRow {
     guard let row = try rows(key: key, limit: 1).first else {
       throw InspectionError.unknownKey(path: path, key: key)
@@ -86,7 +86,7 @@ extension StoreInspector {
   /// ```swift
   /// for row in try inspector.rows(key: "settings", after: lastSeen) { print(row.version) }
   /// ```
-  /// - Throws: A ``PersistentLiveDataError`` naming the file.
+  /// - Throws: A ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the file.
   package func rows(key: String, after version: Int64) throws -> [StoredRow] {
     guard hasValuesTable else { return [] }
     return try reading {
@@ -102,7 +102,7 @@ extension StoreInspector {
 
   /// The number of stored versions of `key`, or of all keys when `key` is `nil`.
   ///
-  /// - Throws: A ``PersistentLiveDataError`` naming the file.
+  /// - Throws: A ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the file.
   package func rowCount(key: String? = nil) throws -> Int {
     guard hasValuesTable else { return 0 }
     return try reading {
@@ -125,7 +125,7 @@ extension StoreInspector {
   /// - Parameters:
   ///   - key: One key, or `nil` for all.
   ///   - body: Called for each row; throwing stops the iteration and rethrows.
-  /// - Throws: What `body` throws, or a ``PersistentLiveDataError`` naming the file.
+  /// - Throws: What `body` throws, or a ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the file.
   package func forEachRow(key: String? = nil, _ body: (StoredRow) throws -> Void) throws {
     guard hasValuesTable else { return }
     let statement = try reading {
@@ -161,7 +161,7 @@ extension StoreInspector {
   /// // … later
   /// if try inspector.dataVersion() != before { /* something was committed */ }
   /// ```
-  /// - Throws: A ``PersistentLiveDataError`` naming the file.
+  /// - Throws: A ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the file.
   package func dataVersion() throws -> Int64 {
     try reading { try connection.dataVersion() }
   }

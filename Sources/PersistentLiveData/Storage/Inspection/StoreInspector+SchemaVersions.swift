@@ -1,5 +1,5 @@
 extension StoreInspector {
-  /// How many stored versions of `key` have each value schema version (``PersistentValue/schemaVersion``);
+  /// How many stored versions of `key` have each value schema version (``/PersistentLiveDataBackend/PersistentValue/schemaVersion``);
   /// empty when no version of the key is stored. Reads the key's rows by the primary key, without their
   /// payloads.
   ///
@@ -7,7 +7,7 @@ extension StoreInspector {
   /// let counts = try inspector.schemaVersionCounts(of: "settings")   // [1: 3, 2: 1]
   /// if counts.count > 1 { askWhichShapeTheValueHas() }
   /// ```
-  /// - Throws: A ``PersistentLiveDataError`` naming the file.
+  /// - Throws: A ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the file.
   package func schemaVersionCounts(of key: String) throws -> [Int: Int] {
     guard hasValuesTable else { return [:] }
     return try reading {

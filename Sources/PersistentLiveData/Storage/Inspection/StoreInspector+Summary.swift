@@ -49,7 +49,7 @@ extension StoreInspector {
   /// if !summary.isIntegrityOK { print(summary.quickCheck.joined(separator: "\n")) }
   /// ```
   /// - Returns: The summary, read in one snapshot of the file.
-  /// - Throws: A ``PersistentLiveDataError`` naming the file.
+  /// - Throws: A ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the file.
   package func summary() throws -> StoreSummary {
     try reading {
       try inReadTransaction {

@@ -43,7 +43,7 @@ package enum VerificationProblem: Sendable, Equatable, CustomStringConvertible {
 package struct KeySchemaVersions: Sendable, Equatable {
   /// The key.
   package var key: String
-  /// How many stored versions have each ``PersistentValue/schemaVersion``.
+  /// How many stored versions have each ``/PersistentLiveDataBackend/PersistentValue/schemaVersion``.
   package var versionCounts: [Int: Int]
 
   /// The schema versions present, ascending.
@@ -80,7 +80,7 @@ extension StoreInspector {
   /// ```
   /// - Parameter progress: Called with (rows checked, rows in total) now and then during the row scan.
   /// - Returns: The report, read in one snapshot of the file.
-  /// - Throws: A ``PersistentLiveDataError`` naming the file when the file cannot be read at all.
+  /// - Throws: A ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the file when the file cannot be read at all.
   package func verify(progress: (Int, Int) -> Void = { _, _ in }) throws -> VerificationReport {
     try reading {
       try inReadTransaction {

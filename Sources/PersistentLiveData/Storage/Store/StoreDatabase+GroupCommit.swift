@@ -5,7 +5,7 @@ extension StoreDatabase {
   /// Cancelling the calling task withdraws the call if its group has not started; once it has, the write
   /// happens and the result is returned as usual.
   ///
-  /// The caller's ``WriteAttribution/current`` is read here, at the call, and is the one in effect while
+  /// The caller's ``/PersistentLiveDataBackend/WriteAttribution/current`` is read here, at the call, and is the one in effect while
   /// `body` runs on the writer: each call of a group records its own, never the writer thread's.
   func write<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
     try ensureWritable()

@@ -164,7 +164,7 @@ extension StoreDatabase {
 }
 
 extension SQLiteStatement {
-  /// The ``WriteAttribution`` in columns `index` (author) and `index + 1` (reason) of the current row;
+  /// The ``/PersistentLiveDataBackend/WriteAttribution`` in columns `index` (author) and `index + 1` (reason) of the current row;
   /// nil when both are NULL (a row written without one, or before migration 7).
   func attribution(at index: Int) -> WriteAttribution? {
     WriteAttribution(

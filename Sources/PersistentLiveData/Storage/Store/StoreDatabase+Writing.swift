@@ -8,7 +8,7 @@ extension StoreDatabase {
   /// See ``PendingWrite`` for the phases.
   ///
   /// - Returns: The version written (committed, or pending in the enclosing transaction).
-  /// - Throws: ``StaleWrite`` (nothing written) or a ``PersistentLiveDataError``.
+  /// - Throws: ``StaleWrite`` (nothing written) or a ``/PersistentLiveDataBackend/PersistentLiveDataError``.
   @discardableResult
   func commit(_ write: PendingWrite) throws -> Int64 {
     try ensureWritable()
@@ -76,7 +76,7 @@ extension StoreDatabase {
   /// insert back with it.
   ///
   /// - Returns: The version inserted.
-  /// - Throws: ``StaleWrite`` or a ``PersistentLiveDataError``; nothing of this write is left then.
+  /// - Throws: ``StaleWrite`` or a ``/PersistentLiveDataBackend/PersistentLiveDataError``; nothing of this write is left then.
   @discardableResult
   func insert(
     _ write: PendingWrite, into context: TransactionContext, connection: SQLiteConnection,

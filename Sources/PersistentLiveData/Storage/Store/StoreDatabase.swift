@@ -19,7 +19,7 @@ final class StoreDatabase: Sendable {
   let path: String?
   let options: StoreOptions
   /// The migration a newer library applied that makes this file read-only here (the README's compatibility
-  /// promise), if any: every write throws ``PersistentLiveDataError/readOnlyMigration(path:migration:)``.
+  /// promise), if any: every write throws ``/PersistentLiveDataBackend/PersistentLiveDataError/readOnlyMigration(path:migration:)``.
   let readOnlyMigration: String?
   /// The live ``PersistentLiveData`` of every key.
   let instances = LiveInstanceRegistry()
@@ -32,7 +32,7 @@ final class StoreDatabase: Sendable {
   let changeSignal = ChangeSignal()
   /// What the checks for other connections' commits read (tests look at it).
   let externalCheckStatistics = Locked(ExternalCheckStatistics())
-  /// The app's streams of ``StoreEvent``s (``PersistentStore/events()``).
+  /// The app's streams of ``/PersistentLiveDataBackend/StoreEvent``s (``PersistentStore/events()``).
   let events = StoreEventHub()
   /// What the store reports to swift-metrics and swift-distributed-tracing.
   let instrumentation: StoreInstrumentation
@@ -165,12 +165,12 @@ final class StoreDatabase: Sendable {
   var displayPath: String { path ?? ":memory:" }
 
   /// Runs `body` with the connection and its state under the lock, turning SQLite errors into
-  /// ``PersistentLiveDataError``s that name the file.
+  /// ``/PersistentLiveDataBackend/PersistentLiveDataError``s that name the file.
   ///
   /// A damaged page `body` meets is reported (``reportingDamage(_:at:)``), naming `site` — evaluated
   /// then, so that it may name the last version `body` read.
   ///
-  /// - Throws: ``PersistentLiveDataError/storeClosed(path:)`` after ``close()``, or what `body` throws.
+  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)`` after ``close()``, or what `body` throws.
   func withConnection<Result>(
     _ site: @autoclosure () -> DamageSite? = nil, _ body: (SQLiteConnection, WriterState) throws -> Result
   ) throws -> Result {
@@ -186,7 +186,7 @@ final class StoreDatabase: Sendable {
     try mappingErrors(site) { try writer.syncInReadWindow(body) }
   }
 
-  /// `body`'s result, or its error as a ``PersistentLiveDataError`` naming the file.
+  /// `body`'s result, or its error as a ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the file.
   private func mappingErrors<Result>(
     _ site: () -> DamageSite?, _ body: () throws -> Result
   ) throws -> Result {
@@ -203,7 +203,7 @@ final class StoreDatabase: Sendable {
     }
   }
 
-  /// Throws ``PersistentLiveDataError/readOnly(path:)`` for a store opened with ``StoreOptions/readOnly``:
+  /// Throws ``/PersistentLiveDataBackend/PersistentLiveDataError/readOnly(path:)`` for a store opened with ``StoreOptions/readOnly``:
   /// every write path calls it first, so that nothing — no user code, no SQL — runs for a refused write.
   func ensureWritable() throws {
     if options.readOnly { throw PersistentLiveDataError.readOnly(path: displayPath) }
@@ -212,12 +212,12 @@ final class StoreDatabase: Sendable {
     }
   }
 
-  /// Throws ``PersistentLiveDataError/storeClosed(path:)`` after ``close()``.
+  /// Throws ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)`` after ``close()``.
   func ensureOpen() throws {
     guard writer.isOpen else { throw PersistentLiveDataError.storeClosed(path: path) }
   }
 
-  /// Throws ``PersistentLiveDataError/notInTransaction(operation:)`` when called from the body of a
+  /// Throws ``/PersistentLiveDataBackend/PersistentLiveDataError/notInTransaction(operation:)`` when called from the body of a
   /// transaction or `write` of this store (on the thread that runs it). It never waits: another thread's
   /// transaction holds the lock, and this thread is then not inside it.
   func refuseInsideTransaction(_ operation: String) throws {

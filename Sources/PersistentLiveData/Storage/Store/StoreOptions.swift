@@ -15,7 +15,7 @@ public struct StoreOptions: Sendable {
   /// options.durability = .normal   // faster commits; flush() before a planned shutdown
   /// ```
   public var durability: Durability
-  /// How many versions of each key are kept. Default ``HistoryRetention/all``.
+  /// How many versions of each key are kept. Default ``/PersistentLiveDataBackend/HistoryRetention/all``.
   ///
   /// Retention is a setting of the store object, not of the file: it applies to the writes of the store
   /// opened with it and to what its ``PersistentLiveData/history(limit:)`` shows.
@@ -26,7 +26,7 @@ public struct StoreOptions: Sendable {
   /// ```
   public var retention: HistoryRetention
   /// What ``PersistentStore/liveData(_:default:)`` does when the stored value no longer decodes.
-  /// Default ``DecodeFailurePolicy/throwError``.
+  /// Default ``/PersistentLiveDataBackend/DecodeFailurePolicy/throwError``.
   ///
   /// ```swift
   /// var options = StoreOptions()
@@ -34,7 +34,7 @@ public struct StoreOptions: Sendable {
   /// ```
   public var onUndecodable: DecodeFailurePolicy
   /// How long a write waits for another process's write lock before failing with
-  /// ``PersistentLiveDataError/busy(path:)``, in milliseconds. Default 5,000.
+  /// ``/PersistentLiveDataBackend/PersistentLiveDataError/busy(path:)``, in milliseconds. Default 5,000.
   ///
   /// ```swift
   /// var options = StoreOptions()
@@ -47,9 +47,9 @@ public struct StoreOptions: Sendable {
   /// Open always checks what it reads itself — the header and size, the schema, the application — and
   /// then costs the same for ten keys as for a million: a key's latest version is read when its live
   /// data is first asked for. Every page a read meets is checked (SQLite's `PRAGMA cell_size_check`): a
-  /// page damaged elsewhere is reported as ``PersistentLiveDataError/corrupt(path:detail:)`` by the
+  /// page damaged elsewhere is reported as ``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` by the
   /// operation that reads it, naming the key, the version where known and the SQLite code, and as a
-  /// ``StoreEvent/damagedPage(path:key:version:error:)``; nothing is written over it. Turn this on to refuse such a file at open instead, at about 0.1 s per 50 MB of
+  /// ``/PersistentLiveDataBackend/StoreEvent/damagedPage(path:key:version:error:)``; nothing is written over it. Turn this on to refuse such a file at open instead, at about 0.1 s per 50 MB of
   /// file on every open; or call ``PersistentStore/verifyIntegrity()`` when it suits the app, from a
   /// connection of its own. A file whose open finds signs of an interrupted checkpoint is checked in
   /// full either way.
@@ -147,10 +147,10 @@ public struct StoreOptions: Sendable {
   /// Whether the store only reads. Default `false`.
   ///
   /// A read-only store never creates, migrates or writes anything: the file must exist and be of this
-  /// library's schema (an older one throws ``PersistentLiveDataError/schemaTooOld(path:found:required:)``),
+  /// library's schema (an older one throws ``/PersistentLiveDataBackend/PersistentLiveDataError/schemaTooOld(path:found:required:)``),
   /// and every write — `set`, `update`, `rollback`, `reset`, `write`, ``PersistentStore/transaction(isolation:_:)``,
   /// ``PersistentStore/removeKey(_:)``, a retention different from the recorded one — throws
-  /// ``PersistentLiveDataError/readOnly(path:)`` with nothing changed. It still sees other processes'
+  /// ``/PersistentLiveDataBackend/PersistentLiveDataError/readOnly(path:)`` with nothing changed. It still sees other processes'
   /// writes (observers are notified as usual), and opens a file whose folder cannot be written (read-only
   /// media, an immutable folder): SQLite then reads the database file alone, without its `-wal` file and
   /// without seeing later commits. ``PersistentStore/backup(to:)`` works. Reading a WAL file alongside
@@ -167,7 +167,7 @@ public struct StoreOptions: Sendable {
   /// `nil` (an empty string counts as `nil`): any file is accepted.
   ///
   /// A store created (or first opened) with an identifier records it; opening that file later with a
-  /// different identifier throws ``PersistentLiveDataError/applicationMismatch(path:expected:found:)``
+  /// different identifier throws ``/PersistentLiveDataBackend/PersistentLiveDataError/applicationMismatch(path:expected:found:)``
   /// and leaves it untouched — so a mistyped path to another app's store is refused, not used as a new
   /// state. Opening without an identifier accepts any file; a read-only store checks but never records.
   ///
@@ -195,7 +195,7 @@ public struct StoreOptions: Sendable {
   /// ```
   /// - Parameters:
   ///   - durability: ``Durability/full`` (default) or ``Durability/normal``.
-  ///   - retention: ``HistoryRetention/all`` (default) or ``HistoryRetention/last(_:)``.
+  ///   - retention: ``/PersistentLiveDataBackend/HistoryRetention/all`` (default) or ``/PersistentLiveDataBackend/HistoryRetention/last(_:)``.
   ///   - onUndecodable: What to do with a stored value that no longer decodes.
   public init(
     durability: Durability = .full, retention: HistoryRetention = .all,
