@@ -99,7 +99,8 @@ public final class PostgresStore: Service, Sendable {
   ///   - defaultValue: The value while nothing was written.
   /// - Returns: The live value.
   /// - Throws: `PersistentLiveDataError.typeMismatch(key:existing:requested:)`,
-  ///   `PersistentLiveDataError.invalidKey(key:reason:)`, `PersistentLiveDataError.undecodable(key:version:reason:)`
+  ///   `PersistentLiveDataError.invalidKey(key:reason:)`,
+  ///   `PersistentLiveDataError.undecodable(key:version:reason:)`
   ///   under `DecodeFailurePolicy.throwError`, or ``SharedStoreError``.
   public func liveData<Value: Codable & Sendable>(
     _ key: String, default defaultValue: Value

@@ -16,8 +16,9 @@ public struct PostgresStoreOptions: Sendable {
   public var onUndecodable: DecodeFailurePolicy
   /// Where the store reports reconnects, catch-ups and values that do not decode; nil for silence.
   public var logger: Logger?
-  /// The longest a call to the server may take before it throws ``SharedStoreError/timedOut(operation:after:)``;
-  /// a caller is never stuck behind a server that stopped answering. Default 10 seconds.
+  /// The longest a call to the server may take before it throws
+  /// ``SharedStoreError/timedOut(operation:after:)``; a caller is never stuck behind a server that stopped
+  /// answering. Default 10 seconds.
   public var operationTimeout: Duration = .seconds(10)
   /// How often ``PostgresStore/run()`` asks the server which keys changed since its last look, even when no
   /// notification came — the safety net for a connection that died without telling and for a notification

@@ -9,9 +9,10 @@ internal import class PersistentLiveData.MirrorFile
 /// `get` and `history` read it. A key the server removed is removed from it as well.
 ///
 /// Each version is kept under the number the server gave it, with its time, value schema version and
-/// attribution (`MirrorFile`, the SQLite store's seam for copies of versions numbered elsewhere): the file's version numbers are the server's, with gaps where this replica never saw a
-/// version. Only versions the server committed reach it — after a commit, or after a read from the
-/// server — and only newer ones: it never moves back.
+/// attribution (`MirrorFile`, the SQLite store's seam for copies of versions numbered elsewhere): the file's
+/// version numbers are the server's, with gaps where this replica never saw a version. Only versions the
+/// server committed reach it — after a commit, or after a read from the server — and only newer ones: it
+/// never moves back.
 ///
 /// Writes go through a serial queue of their own, 10 ms after the call that committed returned: a `set`
 /// does not wait for the local disk, and pending writes of one key coalesce to the newest.

@@ -201,8 +201,8 @@ public final class SharedCollection<Element: Codable & Sendable>: StoredCollecti
 
 extension SharedDatabase {
   /// Moves the live values of the keys of `writes` and the live collections that hold them to the
-  /// versions committed for them (the collections unless told not to), taking each staged value as it is when the types match; returns whom
-  /// to notify.
+  /// versions committed for them (the collections unless told not to), taking each staged value as it is when
+  /// the types match; returns whom to notify.
   func applyCommitted(
     _ writes: [SharedWrite], committed: [CommittedVersion], onMainActor: Bool, collections: Bool = true
   ) -> CommitEffect {

@@ -12,8 +12,8 @@ struct SharedWrite: Sendable {
   /// For an optimistic write (``SharedLiveData/update(isolation:_:)``): the version it was computed
   /// from. Nil writes unconditionally.
   var expectedVersion: Int64?
-  /// Who writes it, and why: ``/PersistentLiveDataBackend/WriteAttribution/current`` where the write was called (checked against
-  /// its limits then); NULLs in the row when nil.
+  /// Who writes it, and why: ``/PersistentLiveDataBackend/WriteAttribution/current`` where the write was
+  /// called (checked against its limits then); NULLs in the row when nil.
   var attribution: WriteAttribution?
   /// The value as the writer had it, typed: a live collection of its type takes it without decoding.
   var staged: (any Sendable)?

@@ -256,9 +256,11 @@ public final class SharedLiveData<Value: Codable & Sendable>: StoredLiveData<Val
     String(decoding: try decoding.encode(value, key: key), as: UTF8.self)
   }
 
-  /// A write of `payload`, recording the ``/PersistentLiveDataBackend/WriteAttribution/current`` of the caller.
+  /// A write of `payload`, recording the ``/PersistentLiveDataBackend/WriteAttribution/current`` of the
+  /// caller.
   ///
-  /// - Throws: ``/PersistentLiveDataBackend/WriteAttributionTooLong`` when it is over a limit; nothing is written then.
+  /// - Throws: ``/PersistentLiveDataBackend/WriteAttributionTooLong`` when it is over a limit; nothing is
+  ///   written then.
   func write(_ payload: String, staged: Value) throws -> SharedWrite {
     var write = SharedWrite(
       key: key, keyHash: keyHash, payload: payload, schemaVersion: decoding.writtenSchemaVersion)

@@ -27,7 +27,8 @@ package final class MirrorFile: Sendable {
   ///   - lockWaitMilliseconds: How long a call waits for a file another connection holds locked before
   ///     it throws (see ``isLock(_:)``).
   ///   - logger: Where the store logs.
-  /// - Throws: A ``/PersistentLiveDataBackend/PersistentLiveDataError`` when the file cannot be opened or is not a mirror file.
+  /// - Throws: A ``/PersistentLiveDataBackend/PersistentLiveDataError`` when the file cannot be opened or is
+  ///   not a mirror file.
   package init(
     path: String, applicationIdentifier: String, versionsKept: Int = 8, lockWaitMilliseconds: Int = 20,
     logger: Logger? = nil

@@ -12,7 +12,8 @@ extension PersistentStore {
   /// ```
   /// - Parameter row: A version committed elsewhere.
   /// - Returns: Whether it was written.
-  /// - Throws: A ``/PersistentLiveDataBackend/PersistentLiveDataError`` of the file (read-only, disk full, closed…).
+  /// - Throws: A ``/PersistentLiveDataBackend/PersistentLiveDataError`` of the file (read-only, disk full,
+  ///   closed…).
   func storeVerbatim(_ row: StoredRow) throws -> Bool {
     var write = try WriteAttribution.$current.withValue(nil) {
       try PendingWrite(key: row.key, payload: row.payload, schemaVersion: max(1, row.schemaVersion))

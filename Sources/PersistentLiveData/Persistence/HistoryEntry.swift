@@ -27,7 +27,8 @@ public struct HistoryEntry<Value: Sendable>: Sendable {
   /// let age = Date().timeIntervalSince(entry.writtenAt)
   /// ```
   public let writtenAt: Date
-  /// The ``/PersistentLiveDataBackend/PersistentValue/schemaVersion`` the version was written with (1 for a plain `Codable` value).
+  /// The ``/PersistentLiveDataBackend/PersistentValue/schemaVersion`` the version was written with (1 for a
+  /// plain `Codable` value).
   ///
   /// ```swift
   /// let needsUpgrade = entry.schemaVersion < Settings.schemaVersion
@@ -35,14 +36,16 @@ public struct HistoryEntry<Value: Sendable>: Sendable {
   public let schemaVersion: Int
   /// The value (upgraded in memory from an older schema version), or the
   /// ``/PersistentLiveDataBackend/PersistentLiveDataError/undecodable(key:version:reason:)`` or
-  /// ``/PersistentLiveDataBackend/PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` error of this version.
+  /// ``/PersistentLiveDataBackend/PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)``
+  /// error of this version.
   ///
   /// ```swift
   /// let value = try entry.result.get()   // throws this version's decoding error
   /// ```
   public let result: Result<Value, PersistentLiveDataError>
-  /// Who wrote the version, and why; nil for a version written without a ``/PersistentLiveDataBackend/WriteAttribution`` (and for
-  /// every version written before stores recorded attributions).
+  /// Who wrote the version, and why; nil for a version written without a
+  /// ``/PersistentLiveDataBackend/WriteAttribution`` (and for every version written before stores recorded
+  /// attributions).
   ///
   /// ```swift
   /// let authors = try settings.historyEntries().compactMap(\.attribution?.author)

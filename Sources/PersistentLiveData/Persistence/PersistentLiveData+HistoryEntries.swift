@@ -3,10 +3,10 @@ extension PersistentLiveData {
   /// does not decode.
   ///
   /// Unlike ``history(limit:)``, which throws at a version that does not decode (or, under a lenient
-  /// ``/PersistentLiveDataBackend/DecodeFailurePolicy``, leaves it out and reports it), this lists them all whatever the policy, so
-  /// one undecodable version never hides the others — for an undo list, a history screen or a repair
-  /// tool. Versions stored with an older ``/PersistentLiveDataBackend/PersistentValue/schemaVersion`` are upgraded in memory;
-  /// nothing is written.
+  /// ``/PersistentLiveDataBackend/DecodeFailurePolicy``, leaves it out and reports it), this lists them all
+  /// whatever the policy, so one undecodable version never hides the others — for an undo list, a history
+  /// screen or a repair tool. Versions stored with an older
+  /// ``/PersistentLiveDataBackend/PersistentValue/schemaVersion`` are upgraded in memory; nothing is written.
   ///
   /// ```swift
   /// let entries = try settings.historyEntries(limit: 20)
@@ -17,7 +17,8 @@ extension PersistentLiveData {
   /// ```
   /// - Parameter limit: The most versions to return; nil for all that are kept.
   /// - Returns: The entries, newest first; empty if nothing was written yet.
-  /// - Throws: A storage error only (``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` for a damaged
+  /// - Throws: A storage error only
+  ///   (``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` for a damaged
   ///   page); decoding errors are in the entries.
   public func historyEntries(limit: Int? = nil) throws -> [HistoryEntry<Value>] {
     try database.history(key: key, limit: limit).map(entry)

@@ -53,10 +53,13 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
   /// - Parameters:
   ///   - newValue: The value to store.
   ///   - isolation: The caller's isolation, filled in by the compiler.
-  /// The version records the ``/PersistentLiveDataBackend/WriteAttribution/current`` in effect here (every write does).
+  /// The version records the ``/PersistentLiveDataBackend/WriteAttribution/current`` in effect here (every
+  /// write does).
   ///
-  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError`` (encoding failure, disk full, read-only, busy, closed store…),
-  ///   or ``/PersistentLiveDataBackend/WriteAttributionTooLong`` for an attribution over its limits; nothing has changed then.
+  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError`` (encoding failure, disk full,
+  ///   read-only, busy, closed store…),
+  ///   or ``/PersistentLiveDataBackend/WriteAttributionTooLong`` for an attribution over its limits; nothing
+  ///   has changed then.
   public func set(_ newValue: Value, isolation: isolated (any Actor)? = #isolation) throws {
     try database.instrumentation.measure(.set, key: key) {
       let payload = try decoding.encode(newValue, key: key)
@@ -78,7 +81,8 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
   ///   - isolation: The caller's isolation, filled in by the compiler.
   ///   - transform: Mutates the value in place.
   /// - Returns: The value written.
-  /// - Throws: What `transform` throws, or a ``/PersistentLiveDataBackend/PersistentLiveDataError``; nothing has changed then.
+  /// - Throws: What `transform` throws, or a ``/PersistentLiveDataBackend/PersistentLiveDataError``; nothing
+  ///   has changed then.
   @discardableResult
   public func update(
     isolation: isolated (any Actor)? = #isolation, _ transform: (inout Value) throws -> Void
@@ -111,18 +115,23 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
 
   /// The versions of this key still kept, newest first.
   ///
-  /// Versions stored with an older ``/PersistentLiveDataBackend/PersistentValue/schemaVersion`` are upgraded in memory; nothing is
-  /// written. A version is never left out silently:
+  /// Versions stored with an older ``/PersistentLiveDataBackend/PersistentValue/schemaVersion`` are upgraded
+  /// in memory; nothing is written. A version is never left out silently:
   ///
   /// - One that does not decode (or was written by a newer schema of the type) makes the history throw
-  ///   its error, naming the key and the version, under the default ``/PersistentLiveDataBackend/DecodeFailurePolicy/throwError``.
-  ///   Under ``/PersistentLiveDataBackend/DecodeFailurePolicy/useDefault`` or ``/PersistentLiveDataBackend/DecodeFailurePolicy/lastDecodable`` it is left out,
+  ///   its error, naming the key and the version, under the default
+  ///   ``/PersistentLiveDataBackend/DecodeFailurePolicy/throwError``.
+  ///   Under ``/PersistentLiveDataBackend/DecodeFailurePolicy/useDefault`` or
+  ///   ``/PersistentLiveDataBackend/DecodeFailurePolicy/lastDecodable`` it is left out,
   ///   so that one bad version does not hide the others, and reported: a
-  ///   ``/PersistentLiveDataBackend/StoreEvent/versionLeftOutOfHistory(key:version:error:)`` on ``PersistentStore/events()`` and a
+  ///   ``/PersistentLiveDataBackend/StoreEvent/versionLeftOutOfHistory(key:version:error:)`` on
+  ///   ``PersistentStore/events()`` and a
   ///   warning to the store's logger, if it has one.
   /// - A version on a damaged page of the file makes the history throw
-  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` whatever the policy (the detail names the key,
-  ///   the last version read and the SQLite code), and a ``/PersistentLiveDataBackend/StoreEvent/damagedPage(path:key:version:error:)``
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` whatever the policy (the
+  ///   detail names the key,
+  ///   the last version read and the SQLite code), and a
+  ///   ``/PersistentLiveDataBackend/StoreEvent/damagedPage(path:key:version:error:)``
   ///   is reported.
   ///
   /// To see every version with its outcome, the value or why it cannot be read, use
@@ -138,8 +147,10 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
   /// - Returns: The versions, newest first; empty if nothing was written yet. Under a lenient policy,
   ///   without those that do not decode (each one reported).
   /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/undecodable(key:version:reason:)`` or
-  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` under
-  ///   ``/PersistentLiveDataBackend/DecodeFailurePolicy/throwError``; ``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` for a
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)``
+  ///   under
+  ///   ``/PersistentLiveDataBackend/DecodeFailurePolicy/throwError``;
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` for a
   ///   damaged page; another storage error.
   public func history(limit: Int? = nil) throws -> [Versioned<Value>] {
     try historyVersions(database.history(key: key, limit: limit))
@@ -154,7 +165,8 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
   /// - Parameter version: A version number.
   /// - Returns: The value, or nil if that version was never written or has been pruned.
   /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/undecodable(key:version:reason:)`` or
-  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` when that version does
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)``
+  ///   when that version does
   ///   not decode (``historyEntry(at:)`` reports it without throwing), or a storage error.
   public func value(at version: Int64) throws -> Value? {
     guard let row = try database.row(key: key, version: version) else { return nil }
@@ -174,12 +186,17 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
   ///   - isolation: The caller's isolation, filled in by the compiler; decides whether observers are
   ///     called before this returns (main actor) or scheduled.
   /// A version stored with another schema version is decoded (an older one upgraded), and the new version
-  /// holds that content, written with ``/PersistentLiveDataBackend/PersistentValue/writtenSchemaVersion``; the old row stays as it is.
+  /// holds that content, written with ``/PersistentLiveDataBackend/PersistentValue/writtenSchemaVersion``;
+  /// the old row stays as it is.
   ///
-  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/unknownVersion(key:version:)`` if it was never written or has
-  ///   been pruned; ``/PersistentLiveDataBackend/PersistentLiveDataError/undecodable(key:version:reason:)`` or
-  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` if it does not decode,
-  ///   whatever the ``/PersistentLiveDataBackend/DecodeFailurePolicy``; otherwise as ``set(_:isolation:)``. Nothing has changed then.
+  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/unknownVersion(key:version:)`` if it was
+  ///   never written or has
+  ///   been pruned; ``/PersistentLiveDataBackend/PersistentLiveDataError/undecodable(key:version:reason:)``
+  ///   or
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)``
+  ///   if it does not decode,
+  ///   whatever the ``/PersistentLiveDataBackend/DecodeFailurePolicy``; otherwise as ``set(_:isolation:)``.
+  ///   Nothing has changed then.
   public func rollback(to version: Int64, isolation: isolated (any Actor)? = #isolation) throws {
     try database.instrumentation.measure(.rollback, key: key) { try rollback(to: version, isolation) }
   }
@@ -238,7 +255,8 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
   /// store commits, whose apply phase records the commit time and moves memory. Reads the caller's
   /// ``/PersistentLiveDataBackend/WriteAttribution/current``; takes no lock.
   ///
-  /// - Throws: ``/PersistentLiveDataBackend/WriteAttributionTooLong`` when the attribution in effect is over a limit.
+  /// - Throws: ``/PersistentLiveDataBackend/WriteAttributionTooLong`` when the attribution in effect is over
+  ///   a limit.
   func pendingWrite(
     _ newValue: Value, payload: Data, expectedVersion: Int64?, onMainActor: Bool
   ) throws -> PendingWrite {

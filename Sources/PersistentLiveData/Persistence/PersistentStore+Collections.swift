@@ -3,12 +3,13 @@ extension PersistentStore {
   ///
   /// One instance per name and store, as for keys: asking again returns the same object while it is
   /// alive, and asking with another `Element` type throws
-  /// ``/PersistentLiveDataBackend/PersistentLiveDataError/typeMismatch(key:existing:requested:)``. Opening reads only the
-  /// collection's members (one seek each, by their key range), never the rest of the store. A member
-  /// that does not decode follows the store's ``/PersistentLiveDataBackend/DecodeFailurePolicy``: with
-  /// ``/PersistentLiveDataBackend/DecodeFailurePolicy/throwError`` the open throws, naming the member's key and version; with
-  /// ``/PersistentLiveDataBackend/DecodeFailurePolicy/lastDecodable`` the member holds its newest version that decodes; with
-  /// ``/PersistentLiveDataBackend/DecodeFailurePolicy/useDefault`` it is left out. Each fallback is reported on ``events()``.
+  /// ``/PersistentLiveDataBackend/PersistentLiveDataError/typeMismatch(key:existing:requested:)``. Opening
+  /// reads only the collection's members (one seek each, by their key range), never the rest of the store. A
+  /// member that does not decode follows the store's ``/PersistentLiveDataBackend/DecodeFailurePolicy``: with
+  /// ``/PersistentLiveDataBackend/DecodeFailurePolicy/throwError`` the open throws, naming the member's key
+  /// and version; with ``/PersistentLiveDataBackend/DecodeFailurePolicy/lastDecodable`` the member holds its
+  /// newest version that decodes; with ``/PersistentLiveDataBackend/DecodeFailurePolicy/useDefault`` it is
+  /// left out. Each fallback is reported on ``events()``.
   ///
   /// The first open by a writable store records the name in the file, so that from then on every
   /// change of a member, by any writer, is logged for ``PersistentCollection/changes(since:)``.
@@ -23,9 +24,12 @@ extension PersistentStore {
   ///   - name: The collection's name; any non-empty key (it may hold `/`: `account/7/sessions`).
   ///   - type: The members' type (inferred when the result's type is known).
   /// - Returns: The live collection.
-  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/invalidKey(key:reason:)`` for an empty or invalid name,
-  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/typeMismatch(key:existing:requested:)``, a decoding error under
-  ///   ``/PersistentLiveDataBackend/DecodeFailurePolicy/throwError``, ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)`` or a storage
+  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/invalidKey(key:reason:)`` for an empty or
+  ///   invalid name,
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/typeMismatch(key:existing:requested:)``, a
+  ///   decoding error under
+  ///   ``/PersistentLiveDataBackend/DecodeFailurePolicy/throwError``,
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)`` or a storage
   ///   error.
   public func collection<Element: Codable & Sendable>(
     _ name: String, of type: Element.Type = Element.self

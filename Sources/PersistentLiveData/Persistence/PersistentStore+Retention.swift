@@ -21,7 +21,8 @@ extension PersistentStore {
   ///   - defaultValue: The value while nothing has been written.
   ///   - retention: How many versions of this key the file keeps.
   /// - Returns: The live value of `key`, as ``liveData(_:default:)`` returns it.
-  /// - Throws: What ``liveData(_:default:)`` throws, or ``/PersistentLiveDataBackend/PersistentLiveDataError/readOnly(path:)`` when
+  /// - Throws: What ``liveData(_:default:)`` throws, or
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/readOnly(path:)`` when
   ///   a store opened with ``StoreOptions/readOnly`` would have to record a different retention.
   public func liveData<Value: Codable & Sendable>(
     _ key: String, default defaultValue: Value, retention: HistoryRetention

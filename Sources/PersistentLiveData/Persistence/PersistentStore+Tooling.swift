@@ -6,12 +6,14 @@ extension PersistentStore {
   /// Validates `json`, stores it in the library's format (sorted keys) as the next version of `key`,
   /// and returns that version.
   ///
-  /// - Parameter schemaVersion: The ``/PersistentLiveDataBackend/PersistentValue/schemaVersion`` to record (at least 1); nil for
+  /// - Parameter schemaVersion: The ``/PersistentLiveDataBackend/PersistentValue/schemaVersion`` to record
+  ///   (at least 1); nil for
   ///   the schema version of the key's newest version (1 for a new key), read in the write transaction.
   ///
   /// With `expectedVersion`, only if the key is still at that version (0: it has none).
   ///
-  /// - Throws: ``/PersistentLiveDataBackend/VersionConflict`` when the key is at another version than `expectedVersion` (nothing
+  /// - Throws: ``/PersistentLiveDataBackend/VersionConflict`` when the key is at another version than
+  ///   `expectedVersion` (nothing
   ///   is written then), or as a write.
   package func setJSON(
     _ json: Data, forKey key: String, schemaVersion: Int? = nil, ifVersion expectedVersion: Int64? = nil
@@ -28,8 +30,10 @@ extension PersistentStore {
   /// `attribution` is the exported version's, recorded as it is (nil stays nil), whatever
   /// ``/PersistentLiveDataBackend/WriteAttribution/current`` is.
   ///
-  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/unknownVersion(key:version:)`` when `version` is not above the
-  ///   key's newest version (numbers are never reused or reordered), ``/PersistentLiveDataBackend/WriteAttributionTooLong``; nothing
+  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/unknownVersion(key:version:)`` when
+  ///   `version` is not above the
+  ///   key's newest version (numbers are never reused or reordered),
+  ///   ``/PersistentLiveDataBackend/WriteAttributionTooLong``; nothing
   ///   is written then.
   package func restoreJSON(
     _ json: Data, forKey key: String, version: Int64, writtenAtMilliseconds: Int64, schemaVersion: Int?,
@@ -63,8 +67,10 @@ extension PersistentStore {
   ///
   /// With `expectedVersion`, only if the key is still at that version (the inspector's `If-Match`).
   ///
-  /// - Throws: ``/PersistentLiveDataBackend/VersionConflict`` when the key is at another version than `expectedVersion` (nothing
-  ///   is written then), ``/PersistentLiveDataBackend/PersistentLiveDataError/unknownVersion(key:version:)``, or as a write.
+  /// - Throws: ``/PersistentLiveDataBackend/VersionConflict`` when the key is at another version than
+  ///   `expectedVersion` (nothing
+  ///   is written then), ``/PersistentLiveDataBackend/PersistentLiveDataError/unknownVersion(key:version:)``,
+  ///   or as a write.
   package func rollbackJSON(
     key: String, to version: Int64, ifVersion expectedVersion: Int64? = nil
   ) throws

@@ -14,9 +14,10 @@ import Logging
 /// ```
 ///
 /// Within one process, a file can be open in one writable store at a time; a second writable
-/// `PersistentStore` on the same file throws ``/PersistentLiveDataBackend/PersistentLiveDataError/alreadyOpen(path:)`` until the first
-/// is closed or released (a ``StoreOptions/readOnly`` store may sit beside it).
-/// Other processes may open the same file at the same time.
+/// `PersistentStore` on the same file throws
+/// ``/PersistentLiveDataBackend/PersistentLiveDataError/alreadyOpen(path:)`` until the first is closed or
+/// released (a ``StoreOptions/readOnly`` store may sit beside it). Other processes may open the same file at
+/// the same time.
 public final class PersistentStore: Sendable {
   let database: StoreDatabase
 
@@ -29,7 +30,8 @@ public final class PersistentStore: Sendable {
   /// - Parameters:
   ///   - path: The database file. Symbolic links are refused.
   ///   - options: Durability, retention and decode-failure policy.
-  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError``: `notADatabase`, `foreignDatabase`, `corrupt`,
+  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError``: `notADatabase`, `foreignDatabase`,
+  ///   `corrupt`,
   ///   `schemaTooNew`, `alreadyOpen`, `symbolicLink`, `cannotOpen`, `readOnly`…
   public init(path: String, options: StoreOptions = StoreOptions()) throws {
     database = try StoreDatabase(path: path, options: options)
@@ -54,7 +56,8 @@ public final class PersistentStore: Sendable {
   /// ```
   /// - Parameter options: Retention and decode-failure policy (durability does not apply).
   /// - Returns: A new, empty store, independent of every other in-memory store.
-  /// - Throws: A ``/PersistentLiveDataBackend/PersistentLiveDataError`` if SQLite cannot create the database (out of memory).
+  /// - Throws: A ``/PersistentLiveDataBackend/PersistentLiveDataError`` if SQLite cannot create the database
+  ///   (out of memory).
   public static func inMemory(options: StoreOptions = StoreOptions()) throws -> PersistentStore {
     try PersistentStore(inMemoryWith: options)
   }
@@ -93,8 +96,10 @@ public final class PersistentStore: Sendable {
   /// - Returns: The live value of `key`, at the latest stored version or at version 0 with `defaultValue`.
   /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/typeMismatch(key:existing:requested:)``,
   ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/undecodable(key:version:reason:)`` or
-  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` (with the default
-  ///   ``/PersistentLiveDataBackend/DecodeFailurePolicy/throwError``), ``/PersistentLiveDataBackend/PersistentLiveDataError/invalidKey(key:reason:)``,
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)``
+  ///   (with the default
+  ///   ``/PersistentLiveDataBackend/DecodeFailurePolicy/throwError``),
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/invalidKey(key:reason:)``,
   ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)`` or a storage error.
   public func liveData<Value: Codable & Sendable>(
     _ key: String, default defaultValue: Value
@@ -185,10 +190,10 @@ public final class PersistentStore: Sendable {
   /// once, in other processes when they notice the commit) moves to its default at that version and
   /// notifies its observers. The next write of the key, by any process and after a restart, continues
   /// above it. A `changes(since:)` sequence behind the removal ends with
-  /// ``/PersistentLiveDataBackend/PersistentLiveDataError/changesPruned(key:since:oldestKept:)`` when the key is written again.
-  /// Observers hear of the removal on the main actor, scheduled like another process's write. Removing a key
-  /// that has no stored version changes nothing. To keep the history and go back to the default, use
-  /// ``PersistentLiveData/reset(isolation:)``.
+  /// ``/PersistentLiveDataBackend/PersistentLiveDataError/changesPruned(key:since:oldestKept:)`` when the key
+  /// is written again. Observers hear of the removal on the main actor, scheduled like another process's
+  /// write. Removing a key that has no stored version changes nothing. To keep the history and go back to the
+  /// default, use ``PersistentLiveData/reset(isolation:)``.
   ///
   /// ```swift
   /// let session = try store.liveData("session", default: Session.signedOut)
@@ -197,8 +202,10 @@ public final class PersistentStore: Sendable {
   /// try session.set(Session(user: "bob"))   // version 3
   /// ```
   /// - Parameter key: The key to remove.
-  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/notInTransaction(operation:)`` inside ``transaction(isolation:_:)``,
-  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/invalidKey(key:reason:)``, ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)``
+  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/notInTransaction(operation:)`` inside
+  ///   ``transaction(isolation:_:)``,
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/invalidKey(key:reason:)``,
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)``
   ///   or a storage error (read-only, disk full, busy); nothing has changed then.
   public func removeKey(_ key: String) throws {
     try StoreKey.validate(key)
@@ -211,8 +218,9 @@ public final class PersistentStore: Sendable {
   /// every key, version and `writtenAt`, and opens as a store like the original. Other threads and
   /// processes keep writing meanwhile (the copy is made from a read transaction of its own connection);
   /// their later commits are not in it. `backup` never overwrites: if anything is at `path` (a file, even
-  /// an empty one, a folder, a symbolic link) it throws ``/PersistentLiveDataBackend/PersistentLiveDataError/fileExists(path:)``.
-  /// The copy is synced to the disk before `backup` returns; a failed backup leaves no file behind.
+  /// an empty one, a folder, a symbolic link) it throws
+  /// ``/PersistentLiveDataBackend/PersistentLiveDataError/fileExists(path:)``. The copy is synced to the disk
+  /// before `backup` returns; a failed backup leaves no file behind.
   ///
   /// Copying `state.db` with `cp` while a store has it open (or after a process exited without
   /// ``close()``) can miss the commits still in `state.db-wal`: use `backup(to:)` or
@@ -224,14 +232,17 @@ public final class PersistentStore: Sendable {
   /// let copy = try PersistentStore(path: "/var/backups/flags-2026-11-25.db")   // every key and version
   /// ```
   /// - Parameter path: Where to create the copy; its folder must exist.
-  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/fileExists(path:)``, `diskFull`, `readOnly` or `cannotOpen` (for
-  ///   `path`), ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)``, or a storage error of the store.
+  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/fileExists(path:)``, `diskFull`,
+  ///   `readOnly` or `cannotOpen` (for
+  ///   `path`), ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)``, or a storage error
+  ///   of the store.
   public func backup(to path: String) throws {
     try database.backup(to: path)
   }
 
   /// Closes the file. Afterwards `set`, `update`, `liveData` and the other store calls throw
-  /// ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)``; live data keep their last value. Idempotent.
+  /// ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)``; live data keep their last
+  /// value. Idempotent.
   ///
   /// Closing also stops looking for other processes' commits (the folder's watch, the polling) and lets
   /// another `PersistentStore` of this process open the file. Releasing the store and every live value it
@@ -240,7 +251,8 @@ public final class PersistentStore: Sendable {
   /// ```swift
   /// try store.close()
   /// ```
-  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/notInTransaction(operation:)`` from the body of a
+  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/notInTransaction(operation:)`` from the
+  ///   body of a
   ///   ``transaction(isolation:_:)`` or ``write(_:)`` of this store (nothing is closed; close after it).
   ///   Otherwise closing always succeeds; called from another thread while such a body runs, it waits
   ///   for its commit.

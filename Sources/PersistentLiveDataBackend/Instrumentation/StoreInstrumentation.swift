@@ -3,8 +3,8 @@ internal import Dispatch
 internal import Foundation
 internal import Tracing
 
-/// What one store reports to swift-metrics and swift-distributed-tracing (the MetricsAndTraces article): the duration or
-/// the failure of every write call, its span, and the metrics the engine records below the calls.
+/// What one store reports to swift-metrics and swift-distributed-tracing (the MetricsAndTraces article): the
+/// duration or the failure of every write call, its span, and the metrics the engine records below the calls.
 ///
 /// The metrics factory and the tracer are the ones in effect where the store is created
 /// (`MetricsSystem.factory`, `InstrumentationSystem.tracer`, a `withMetricsFactory` or `withTracer`

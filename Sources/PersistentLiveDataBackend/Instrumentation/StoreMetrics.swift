@@ -36,9 +36,10 @@ package enum WriteOperation: Int, CaseIterable, Sendable {
   package var spanName: String { "pld." + name }
 }
 
-/// The metric handles of one store (the MetricsAndTraces article), created once when the store opens: a call records into
-/// them without looking anything up. Only made when a metrics backend is bootstrapped (or bound with
-/// `withMetricsFactory`) where the store is created; without one the store has none and measures nothing.
+/// The metric handles of one store (the MetricsAndTraces article), created once when the store opens: a call
+/// records into them without looking anything up. Only made when a metrics backend is bootstrapped (or bound
+/// with `withMetricsFactory`) where the store is created; without one the store has none and measures
+/// nothing.
 ///
 /// ```swift
 /// let metrics = StoreMetrics(backend: .sqlite, factory: MetricsSystem.factory)

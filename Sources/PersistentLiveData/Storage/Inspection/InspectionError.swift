@@ -1,9 +1,10 @@
-/// Why a ``StoreInspector`` could not answer, for the cases ``/PersistentLiveDataBackend/PersistentLiveDataError`` has no words for.
+/// Why a ``StoreInspector`` could not answer, for the cases
+/// ``/PersistentLiveDataBackend/PersistentLiveDataError`` has no words for.
 ///
 /// Everything else an inspector reports (not a database, another application's file, a newer schema, a
-/// damaged file, SQLite failures) is a ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the file. Descriptions are one
-/// sentence; keys and paths are quoted with control characters escaped, so printing one on a terminal is
-/// safe.
+/// damaged file, SQLite failures) is a ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the
+/// file. Descriptions are one sentence; keys and paths are quoted with control characters escaped, so
+/// printing one on a terminal is safe.
 ///
 /// ```swift
 /// do {

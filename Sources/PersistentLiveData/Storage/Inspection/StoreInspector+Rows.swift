@@ -33,8 +33,10 @@ extension StoreInspector {
   /// ```swift
   /// let third = try inspector.row(key: "settings", version: 3)
   /// ```
-  /// - Throws: ``InspectionError/unknownKey(path:key:)``, ``InspectionError/unknownVersion(path:key:version:oldest:latest:removedAt:)``
-  ///   when that version was never written or has been pruned, or a ``/PersistentLiveDataBackend/PersistentLiveDataError``.
+  /// - Throws: ``InspectionError/unknownKey(path:key:)``,
+  ///   ``InspectionError/unknownVersion(path:key:version:oldest:latest:removedAt:)``
+  ///   when that version was never written or has been pruned, or a
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError``.
   package func row(key: String, version: Int64) throws -> StoredRow {
     guard let range = try versionRange(of: key) else {
       throw InspectionError.unknownKey(path: path, key: key)
@@ -73,7 +75,8 @@ extension StoreInspector {
 
   /// The newest version of `key`.
   ///
-  /// - Throws: ``InspectionError/unknownKey(path:key:)`` or a ``/PersistentLiveDataBackend/PersistentLiveDataError``.
+  /// - Throws: ``InspectionError/unknownKey(path:key:)`` or a
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError``.
   package func latestRow(key: String) throws -> StoredRow {
     guard let row = try rows(key: key, limit: 1).first else {
       throw InspectionError.unknownKey(path: path, key: key)
@@ -125,7 +128,8 @@ extension StoreInspector {
   /// - Parameters:
   ///   - key: One key, or `nil` for all.
   ///   - body: Called for each row; throwing stops the iteration and rethrows.
-  /// - Throws: What `body` throws, or a ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the file.
+  /// - Throws: What `body` throws, or a ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the
+  ///   file.
   package func forEachRow(key: String? = nil, _ body: (StoredRow) throws -> Void) throws {
     guard hasValuesTable else { return }
     let statement = try reading {

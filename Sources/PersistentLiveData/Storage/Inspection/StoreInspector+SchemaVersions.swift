@@ -1,7 +1,7 @@
 extension StoreInspector {
-  /// How many stored versions of `key` have each value schema version (``/PersistentLiveDataBackend/PersistentValue/schemaVersion``);
-  /// empty when no version of the key is stored. Reads the key's rows by the primary key, without their
-  /// payloads.
+  /// How many stored versions of `key` have each value schema version
+  /// (``/PersistentLiveDataBackend/PersistentValue/schemaVersion``); empty when no version of the key is
+  /// stored. Reads the key's rows by the primary key, without their payloads.
   ///
   /// ```swift
   /// let counts = try inspector.schemaVersionCounts(of: "settings")   // [1: 3, 2: 1]

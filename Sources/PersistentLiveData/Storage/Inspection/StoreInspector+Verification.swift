@@ -80,7 +80,8 @@ extension StoreInspector {
   /// ```
   /// - Parameter progress: Called with (rows checked, rows in total) now and then during the row scan.
   /// - Returns: The report, read in one snapshot of the file.
-  /// - Throws: A ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the file when the file cannot be read at all.
+  /// - Throws: A ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the file when the file cannot
+  ///   be read at all.
   package func verify(progress: (Int, Int) -> Void = { _, _ in }) throws -> VerificationReport {
     try reading {
       try inReadTransaction {

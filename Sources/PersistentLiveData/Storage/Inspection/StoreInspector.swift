@@ -73,7 +73,8 @@ package final class StoreInspector {
   ///     `export --salvage`, `keys --salvage`): the missing pages then read as damage. Without it a
   ///     truncated file is refused as `corrupt`.
   /// - Throws: ``InspectionError/missingFile(path:)`` when nothing is at `path`;
-  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError`` `notADatabase`, `isADirectory`, `corrupt` (truncated or damaged),
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError`` `notADatabase`, `isADirectory`, `corrupt`
+  ///   (truncated or damaged),
   ///   `foreignDatabase`, `schemaTooNew`, `symbolicLink`, `cannotOpen` or another storage error naming
   ///   the file.
   package init(path: String, salvaging: Bool = false) throws {
@@ -108,12 +109,14 @@ package final class StoreInspector {
     connection.close()
   }
 
-  /// Closes the connection. Later calls throw ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)``. Idempotent.
+  /// Closes the connection. Later calls throw
+  /// ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)``. Idempotent.
   package func close() {
     connection.close()
   }
 
-  /// Runs `body`, turning SQLite errors into ``/PersistentLiveDataBackend/PersistentLiveDataError``s that name the file.
+  /// Runs `body`, turning SQLite errors into ``/PersistentLiveDataBackend/PersistentLiveDataError``s that
+  /// name the file.
   func reading<Result>(_ body: () throws -> Result) throws -> Result {
     guard connection.isOpen else { throw PersistentLiveDataError.storeClosed(path: path) }
     do {
@@ -139,7 +142,8 @@ package final class StoreInspector {
   /// ```swift
   /// try StoreInspector(path: "app.db").backup(to: "app-backup.db")
   /// ```
-  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/fileExists(path:)`` and the other errors of
+  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/fileExists(path:)`` and the other errors
+  ///   of
   ///   ``PersistentStore/backup(to:)``.
   package func backup(to destination: String) throws {
     try StoreBackup.write(to: destination) { target in

@@ -54,7 +54,8 @@ package struct Migrator: Sendable {
   /// The migrations the file still needs, after checking it can be migrated. Reads only.
   ///
   /// - Returns: An empty list when the file is up to date.
-  /// - Throws: ``MigrationError/schemaTooNew(found:supported:)``, ``MigrationError/foreignDatabase(applicationID:)``,
+  /// - Throws: ``MigrationError/schemaTooNew(found:supported:)``,
+  ///   ``MigrationError/foreignDatabase(applicationID:)``,
   ///   ``MigrationError/invalidMigrationList(versions:)``, or ``SQLiteError``.
   package func pendingMigrations(for connection: SQLiteConnection) throws -> [Migration] {
     try validateList()

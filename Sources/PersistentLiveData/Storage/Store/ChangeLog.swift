@@ -3,11 +3,11 @@ internal import Foundation
 /// The store's view of `pld_change_log` (`Migrations/0006_change_log.sql`): which keys changed since a
 /// position, so that another connection's commit costs what it changed, not what this process holds.
 ///
-/// A store that watches for other processes' commits registers as a reader (``register(connection:isProcessAlive:)``,
-/// a row of `pld_change_log_readers` with a random id that it also sets as its connection's
-/// `last_insert_rowid()`). While a reader other than the writer is registered, every row inserted into
-/// `pld_values` or `pld_removed_keys` — by this library, pld-tool or any other writer — adds a row
-/// `(seq, key)` in the same transaction, through a trigger; a file used by one process alone logs
+/// A store that watches for other processes' commits registers as a reader
+/// (``register(connection:isProcessAlive:)``, a row of `pld_change_log_readers` with a random id that it also
+/// sets as its connection's `last_insert_rowid()`). While a reader other than the writer is registered, every
+/// row inserted into `pld_values` or `pld_removed_keys` — by this library, pld-tool or any other writer —
+/// adds a row `(seq, key)` in the same transaction, through a trigger; a file used by one process alone logs
 /// nothing, and its writes pay nothing for the log. A reader's registration commits before it reads any
 /// key, so every change committed after it is logged for it. `seq` is `max(seq) + 1`
 /// under SQLite's write lock, so numbers follow commit order with no hole, and the log is only trimmed

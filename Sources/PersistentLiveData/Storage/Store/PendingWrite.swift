@@ -24,9 +24,10 @@ struct PendingWrite: Sendable {
   let key: String
   /// The JSON text to store.
   let payload: Data
-  /// The schema version to record with the payload (``/PersistentLiveDataBackend/PersistentValue/schemaVersion``, or 1); nil for
-  /// raw JSON written without a type (`pld-tool`): then the schema version of the key's newest version,
-  /// read in the write transaction (1 for a new key).
+  /// The schema version to record with the payload
+  /// (``/PersistentLiveDataBackend/PersistentValue/schemaVersion``, or 1); nil for raw JSON written without a
+  /// type (`pld-tool`): then the schema version of the key's newest version, read in the write transaction (1
+  /// for a new key).
   var schemaVersion: Int?
   /// When set, the write happens only if the key is still at this version (an optimistic `update`, a
   /// conditional `set(_:ifVersion:)`; 0: the key has no version — never written, or removed);
@@ -40,15 +41,16 @@ struct PendingWrite: Sendable {
   /// instead of the next number and now. The version must be above the key's newest, or
   /// ``StaleWrite`` is thrown and nothing is written.
   var restoring: (version: Int64, writtenAt: Date)?
-  /// Who writes it, and why: ``/PersistentLiveDataBackend/WriteAttribution/current`` where the write was called, checked against
-  /// its limits (``/PersistentLiveDataBackend/WriteAttribution/validatedCurrent()``) before anything is written; or, for a faithful
-  /// restore, the exported version's.
+  /// Who writes it, and why: ``/PersistentLiveDataBackend/WriteAttribution/current`` where the write was
+  /// called, checked against its limits (``/PersistentLiveDataBackend/WriteAttribution/validatedCurrent()``)
+  /// before anything is written; or, for a faithful restore, the exported version's.
   var attribution: WriteAttribution?
   /// Whether the writer runs on the main actor: the live collections that hold the key then call their
   /// observers before the write returns, as a live value does for its own writes.
   var notifiesOnMainActor = false
 
-  /// - Throws: ``/PersistentLiveDataBackend/WriteAttributionTooLong`` when the attribution in effect is over a limit.
+  /// - Throws: ``/PersistentLiveDataBackend/WriteAttributionTooLong`` when the attribution in effect is over
+  ///   a limit.
   init(
     key: String, payload: Data, schemaVersion: Int?, expectedVersion: Int64? = nil,
     staged: (any Sendable)? = nil, applyToMemory: (@Sendable (CommittedVersion) -> CommitEffect)? = nil
@@ -83,7 +85,8 @@ struct CommitOutcome {
 }
 
 /// A conditional write (``PendingWrite/expectedVersion``, ``PendingWrite/restoring``) found its key at
-/// another version: nothing was written. The public face of it is ``/PersistentLiveDataBackend/VersionConflict``.
+/// another version: nothing was written. The public face of it is
+/// ``/PersistentLiveDataBackend/VersionConflict``.
 struct StaleWrite: Error {
   /// The key's newest version: of its newest row, or the one its removal took (0: never written).
   let latestVersion: Int64

@@ -4,10 +4,10 @@ internal import Logging
 ///
 /// Every connection checks the b-tree pages it reads (`PRAGMA cell_size_check`, set by
 /// ``SQLiteConnection``), so damage surfaces as `SQLITE_CORRUPT` from the statement that meets it. The
-/// store then throws ``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` whose detail names what was being
-/// read — the key, and the version where known — and the SQLite code; it reports the same error as a
-/// ``/PersistentLiveDataBackend/StoreEvent/damagedPage(path:key:version:error:)`` and logs it. Nothing is written over the damage,
-/// nothing is reset, and the rest of the file stays readable.
+/// store then throws ``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` whose
+/// detail names what was being read — the key, and the version where known — and the SQLite code; it reports
+/// the same error as a ``/PersistentLiveDataBackend/StoreEvent/damagedPage(path:key:version:error:)`` and
+/// logs it. Nothing is written over the damage, nothing is reset, and the rest of the file stays readable.
 extension StoreDatabase {
   /// Where a read or write met a damaged page: the key and version it was at, and what it was doing.
   ///
@@ -59,9 +59,11 @@ extension StoreDatabase {
     }
   }
 
-  /// `error` as the store reports it: a ``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` gets `site`'s
-  /// activity in its detail and is reported (``/PersistentLiveDataBackend/StoreEvent/damagedPage(path:key:version:error:)``, the
-  /// logger); any other error is returned as it is.
+  /// `error` as the store reports it: a
+  /// ``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` gets `site`'s activity in
+  /// its detail and is reported
+  /// (``/PersistentLiveDataBackend/StoreEvent/damagedPage(path:key:version:error:)``, the logger); any other
+  /// error is returned as it is.
   ///
   /// ```swift
   /// catch { throw reportingDamage(StoreErrors.map(error, path: displayPath), at: site) }

@@ -5,8 +5,9 @@ extension StoreDatabase {
   /// Cancelling the calling task withdraws the call if its group has not started; once it has, the write
   /// happens and the result is returned as usual.
   ///
-  /// The caller's ``/PersistentLiveDataBackend/WriteAttribution/current`` is read here, at the call, and is the one in effect while
-  /// `body` runs on the writer: each call of a group records its own, never the writer thread's.
+  /// The caller's ``/PersistentLiveDataBackend/WriteAttribution/current`` is read here, at the call, and is
+  /// the one in effect while `body` runs on the writer: each call of a group records its own, never the
+  /// writer thread's.
   func write<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
     try ensureWritable()
     let attribution = try WriteAttribution.validatedCurrent()

@@ -164,8 +164,8 @@ extension StoreDatabase {
 }
 
 extension SQLiteStatement {
-  /// The ``/PersistentLiveDataBackend/WriteAttribution`` in columns `index` (author) and `index + 1` (reason) of the current row;
-  /// nil when both are NULL (a row written without one, or before migration 7).
+  /// The ``/PersistentLiveDataBackend/WriteAttribution`` in columns `index` (author) and `index + 1` (reason)
+  /// of the current row; nil when both are NULL (a row written without one, or before migration 7).
   func attribution(at index: Int) -> WriteAttribution? {
     WriteAttribution(
       storedAuthor: isNull(index) ? nil : text(index), reason: isNull(index + 1) ? nil : text(index + 1))

@@ -4,8 +4,9 @@ internal import Logging
 /// The bounded loss window of ``Durability/normal``: a commit arms a sync of the write-ahead log
 /// ``StoreOptions/walSyncInterval`` later (unless one is armed already), so that a power loss loses at most
 /// the commits of the last interval — instead of every commit since the last checkpoint, SQLite's own
-/// `synchronous=NORMAL`. The sync goes through the connection's VFS (``SQLiteConnection/syncWriteAheadLog()``)
-/// under the store's lock, like a checkpoint; an idle store arms nothing.
+/// `synchronous=NORMAL`. The sync goes through the connection's VFS
+/// (``SQLiteConnection/syncWriteAheadLog()``) under the store's lock, like a checkpoint; an idle store arms
+/// nothing.
 ///
 /// ```swift
 /// var options = StoreOptions(durability: .normal)

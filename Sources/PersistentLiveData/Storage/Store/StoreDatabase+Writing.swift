@@ -76,7 +76,8 @@ extension StoreDatabase {
   /// insert back with it.
   ///
   /// - Returns: The version inserted.
-  /// - Throws: ``StaleWrite`` or a ``/PersistentLiveDataBackend/PersistentLiveDataError``; nothing of this write is left then.
+  /// - Throws: ``StaleWrite`` or a ``/PersistentLiveDataBackend/PersistentLiveDataError``; nothing of this
+  ///   write is left then.
   @discardableResult
   func insert(
     _ write: PendingWrite, into context: TransactionContext, connection: SQLiteConnection,

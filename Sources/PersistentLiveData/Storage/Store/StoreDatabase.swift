@@ -19,7 +19,8 @@ final class StoreDatabase: Sendable {
   let path: String?
   let options: StoreOptions
   /// The migration a newer library applied that makes this file read-only here (the README's compatibility
-  /// promise), if any: every write throws ``/PersistentLiveDataBackend/PersistentLiveDataError/readOnlyMigration(path:migration:)``.
+  /// promise), if any: every write throws
+  /// ``/PersistentLiveDataBackend/PersistentLiveDataError/readOnlyMigration(path:migration:)``.
   let readOnlyMigration: String?
   /// The live ``PersistentLiveData`` of every key.
   let instances = LiveInstanceRegistry()
@@ -170,7 +171,8 @@ final class StoreDatabase: Sendable {
   /// A damaged page `body` meets is reported (``reportingDamage(_:at:)``), naming `site` — evaluated
   /// then, so that it may name the last version `body` read.
   ///
-  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)`` after ``close()``, or what `body` throws.
+  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)`` after ``close()``,
+  ///   or what `body` throws.
   func withConnection<Result>(
     _ site: @autoclosure () -> DamageSite? = nil, _ body: (SQLiteConnection, WriterState) throws -> Result
   ) throws -> Result {
@@ -186,7 +188,8 @@ final class StoreDatabase: Sendable {
     try mappingErrors(site) { try writer.syncInReadWindow(body) }
   }
 
-  /// `body`'s result, or its error as a ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the file.
+  /// `body`'s result, or its error as a ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the
+  /// file.
   private func mappingErrors<Result>(
     _ site: () -> DamageSite?, _ body: () throws -> Result
   ) throws -> Result {
@@ -203,8 +206,9 @@ final class StoreDatabase: Sendable {
     }
   }
 
-  /// Throws ``/PersistentLiveDataBackend/PersistentLiveDataError/readOnly(path:)`` for a store opened with ``StoreOptions/readOnly``:
-  /// every write path calls it first, so that nothing — no user code, no SQL — runs for a refused write.
+  /// Throws ``/PersistentLiveDataBackend/PersistentLiveDataError/readOnly(path:)`` for a store opened with
+  /// ``StoreOptions/readOnly``: every write path calls it first, so that nothing — no user code, no SQL —
+  /// runs for a refused write.
   func ensureWritable() throws {
     if options.readOnly { throw PersistentLiveDataError.readOnly(path: displayPath) }
     if let readOnlyMigration {
@@ -217,9 +221,9 @@ final class StoreDatabase: Sendable {
     guard writer.isOpen else { throw PersistentLiveDataError.storeClosed(path: path) }
   }
 
-  /// Throws ``/PersistentLiveDataBackend/PersistentLiveDataError/notInTransaction(operation:)`` when called from the body of a
-  /// transaction or `write` of this store (on the thread that runs it). It never waits: another thread's
-  /// transaction holds the lock, and this thread is then not inside it.
+  /// Throws ``/PersistentLiveDataBackend/PersistentLiveDataError/notInTransaction(operation:)`` when called
+  /// from the body of a transaction or `write` of this store (on the thread that runs it). It never waits:
+  /// another thread's transaction holds the lock, and this thread is then not inside it.
   func refuseInsideTransaction(_ operation: String) throws {
     if writer.stateIfAvailable({ $0.transaction != nil }) == true {
       throw PersistentLiveDataError.notInTransaction(operation: operation)

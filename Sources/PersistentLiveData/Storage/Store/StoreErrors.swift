@@ -1,4 +1,5 @@
-/// Turns storage-layer errors into ``/PersistentLiveDataBackend/PersistentLiveDataError``s that name the file.
+/// Turns storage-layer errors into ``/PersistentLiveDataBackend/PersistentLiveDataError``s that name the
+/// file.
 enum StoreErrors {
   /// Whether the file system refuses writes to the database, its WAL or its folder (an immutable file, a
   /// read-only mount). SQLite reports those as I/O errors; `sqlite3_system_errno` does not keep the

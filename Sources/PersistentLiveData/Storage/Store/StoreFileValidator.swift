@@ -122,7 +122,8 @@ package enum StoreFileValidator {
   ///   - acceptsTruncated: Give a truncated file to SQLite anyway (its missing pages then read as damage):
   ///     for reading what is left of it, never for a store.
   /// - Returns: The verdict for a path the caller may open (or create, when ``FileVerdict/missing``).
-  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError`` `isADirectory`, `symbolicLink` (the path, its `-wal` or its
+  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError`` `isADirectory`, `symbolicLink` (the
+  ///   path, its `-wal` or its
   ///   `-shm`), `notADatabase`, `corrupt` (truncated), or `cannotOpen` when the path cannot be examined.
   package static func checkFile(
     at path: String, access: Access, acceptsTruncated: Bool = false
@@ -264,7 +265,8 @@ package enum StoreFileValidator {
   ///   - path: The path errors name.
   ///   - file: What ``checkFile(at:access:)`` found.
   ///   - verifyingIntegrity: Whether to run `quick_check` (about 0.1 s per 50 MB).
-  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError`` `foreignDatabase`, `schemaTooNew` or `corrupt` naming `path`;
+  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError`` `foreignDatabase`, `schemaTooNew` or
+  ///   `corrupt` naming `path`;
   ///   the ``SQLiteError`` of a read that failed (`SQLITE_NOTADB`, `SQLITE_CORRUPT`, a `-shm` file that
   ///   cannot be created …), for the caller to act on or map with `StoreErrors.map(_:path:)`.
   package static func checkContents(
@@ -292,7 +294,8 @@ package enum StoreFileValidator {
 
   /// Runs `PRAGMA quick_check` and refuses a damaged database.
   ///
-  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` with SQLite's first finding, or the
+  /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` with SQLite's
+  ///   first finding, or the
   ///   ``SQLiteError`` that kept a page from being read (which says nothing about the content).
   static func checkIntegrity(of connection: SQLiteConnection, path: String) throws {
     guard let result = try connection.scalarText("PRAGMA quick_check"), result != "ok" else { return }

@@ -4,9 +4,9 @@ import Foundation
 ///
 /// Validation comes before anything is written: a file that is not ours — a directory, not SQLite,
 /// another application's database, truncated, damaged, or of a newer schema — is refused with a distinct
-/// ``/PersistentLiveDataBackend/PersistentLiveDataError`` and left byte-for-byte as it was, by the same ``StoreFileValidator``
-/// pld-tool uses. Only then does the store switch the file to WAL, set `synchronous`, and apply
-/// migrations.
+/// ``/PersistentLiveDataBackend/PersistentLiveDataError`` and left byte-for-byte as it was, by the same
+/// ``StoreFileValidator`` pld-tool uses. Only then does the store switch the file to WAL, set `synchronous`,
+/// and apply migrations.
 struct StoreOpener {
   let path: String?
   let options: StoreOptions
@@ -138,7 +138,9 @@ struct StoreOpener {
 
   /// What a failed migration is reported as: the validator's verdicts for a file that changed under the
   /// write lock; the storage error for what the environment refused (full disk, read-only file, lock,
-  /// damage); ``/PersistentLiveDataBackend/PersistentLiveDataError/migrationFailed(path:version:name:reason:)`` for the rest.
+  /// damage);
+  /// ``/PersistentLiveDataBackend/PersistentLiveDataError/migrationFailed(path:version:name:reason:)`` for
+  /// the rest.
   static func migrationError(_ error: any Error, connection: SQLiteConnection, path: String) -> any Error {
     // The failed migration was rolled back: it is the one after the file's current version.
     func failed(_ reason: String) -> PersistentLiveDataError {

@@ -47,12 +47,13 @@ public struct StoreOptions: Sendable {
   /// Open always checks what it reads itself — the header and size, the schema, the application — and
   /// then costs the same for ten keys as for a million: a key's latest version is read when its live
   /// data is first asked for. Every page a read meets is checked (SQLite's `PRAGMA cell_size_check`): a
-  /// page damaged elsewhere is reported as ``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` by the
-  /// operation that reads it, naming the key, the version where known and the SQLite code, and as a
-  /// ``/PersistentLiveDataBackend/StoreEvent/damagedPage(path:key:version:error:)``; nothing is written over it. Turn this on to refuse such a file at open instead, at about 0.1 s per 50 MB of
-  /// file on every open; or call ``PersistentStore/verifyIntegrity()`` when it suits the app, from a
-  /// connection of its own. A file whose open finds signs of an interrupted checkpoint is checked in
-  /// full either way.
+  /// page damaged elsewhere is reported as
+  /// ``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` by the operation that reads
+  /// it, naming the key, the version where known and the SQLite code, and as a
+  /// ``/PersistentLiveDataBackend/StoreEvent/damagedPage(path:key:version:error:)``; nothing is written over
+  /// it. Turn this on to refuse such a file at open instead, at about 0.1 s per 50 MB of file on every open;
+  /// or call ``PersistentStore/verifyIntegrity()`` when it suits the app, from a connection of its own. A
+  /// file whose open finds signs of an interrupted checkpoint is checked in full either way.
   ///
   /// ```swift
   /// var options = StoreOptions()
@@ -147,15 +148,16 @@ public struct StoreOptions: Sendable {
   /// Whether the store only reads. Default `false`.
   ///
   /// A read-only store never creates, migrates or writes anything: the file must exist and be of this
-  /// library's schema (an older one throws ``/PersistentLiveDataBackend/PersistentLiveDataError/schemaTooOld(path:found:required:)``),
-  /// and every write — `set`, `update`, `rollback`, `reset`, `write`, ``PersistentStore/transaction(isolation:_:)``,
+  /// library's schema (an older one throws
+  /// ``/PersistentLiveDataBackend/PersistentLiveDataError/schemaTooOld(path:found:required:)``), and every
+  /// write — `set`, `update`, `rollback`, `reset`, `write`, ``PersistentStore/transaction(isolation:_:)``,
   /// ``PersistentStore/removeKey(_:)``, a retention different from the recorded one — throws
-  /// ``/PersistentLiveDataBackend/PersistentLiveDataError/readOnly(path:)`` with nothing changed. It still sees other processes'
-  /// writes (observers are notified as usual), and opens a file whose folder cannot be written (read-only
-  /// media, an immutable folder): SQLite then reads the database file alone, without its `-wal` file and
-  /// without seeing later commits. ``PersistentStore/backup(to:)`` works. Reading a WAL file alongside
-  /// writers needs its `-wal` and `-shm`: when they are missing, SQLite creates them (empty, as for any
-  /// reader), and they stay after ``PersistentStore/close()``; the database file itself is never written.
+  /// ``/PersistentLiveDataBackend/PersistentLiveDataError/readOnly(path:)`` with nothing changed. It still
+  /// sees other processes' writes (observers are notified as usual), and opens a file whose folder cannot be
+  /// written (read-only media, an immutable folder): SQLite then reads the database file alone, without its
+  /// `-wal` file and without seeing later commits. ``PersistentStore/backup(to:)`` works. Reading a WAL file
+  /// alongside writers needs its `-wal` and `-shm`: when they are missing, SQLite creates them (empty, as for
+  /// any reader), and they stay after ``PersistentStore/close()``; the database file itself is never written.
   ///
   /// ```swift
   /// var options = StoreOptions()
@@ -167,9 +169,10 @@ public struct StoreOptions: Sendable {
   /// `nil` (an empty string counts as `nil`): any file is accepted.
   ///
   /// A store created (or first opened) with an identifier records it; opening that file later with a
-  /// different identifier throws ``/PersistentLiveDataBackend/PersistentLiveDataError/applicationMismatch(path:expected:found:)``
-  /// and leaves it untouched — so a mistyped path to another app's store is refused, not used as a new
-  /// state. Opening without an identifier accepts any file; a read-only store checks but never records.
+  /// different identifier throws
+  /// ``/PersistentLiveDataBackend/PersistentLiveDataError/applicationMismatch(path:expected:found:)`` and
+  /// leaves it untouched — so a mistyped path to another app's store is refused, not used as a new state.
+  /// Opening without an identifier accepts any file; a read-only store checks but never records.
   ///
   /// ```swift
   /// var options = StoreOptions()
@@ -195,7 +198,8 @@ public struct StoreOptions: Sendable {
   /// ```
   /// - Parameters:
   ///   - durability: ``Durability/full`` (default) or ``Durability/normal``.
-  ///   - retention: ``/PersistentLiveDataBackend/HistoryRetention/all`` (default) or ``/PersistentLiveDataBackend/HistoryRetention/last(_:)``.
+  ///   - retention: ``/PersistentLiveDataBackend/HistoryRetention/all`` (default) or
+  ///     ``/PersistentLiveDataBackend/HistoryRetention/last(_:)``.
   ///   - onUndecodable: What to do with a stored value that no longer decodes.
   public init(
     durability: Durability = .full, retention: HistoryRetention = .all,
