@@ -144,11 +144,7 @@ extension SharedTransaction {
   ) throws {
     guard collection.database === database else { throw SharedStoreError.foreignValue(key: collection.name) }
     let key = try collection.memberKey(id)
-    let write = try collection.stagedWrite(element, key: key, expectedVersion: nil)
-    stage(write) { [database] committed, onMainActor in
-      // The collections move with every write of the transaction, once, after the commit.
-      database.applyCommitted([write], committed: [committed], onMainActor: onMainActor, collections: false)
-    }
+    stage(try collection.stagedWrite(element, key: key, expectedVersion: nil))
   }
 }
 

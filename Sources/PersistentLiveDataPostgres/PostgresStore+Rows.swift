@@ -72,9 +72,9 @@ extension PostgresStore {
     })
   }
 
-  /// Writes the text and schema version of `key`'s version `version` as its next version, attributed
-  /// to ``/PersistentLiveDataBackend/WriteAttribution/current`` — only while the key is at `expected` when it
-  /// is given.
+  /// Writes the text and schema version of `key`'s version `version` as its next version, attributed to
+  /// ``/PersistentLiveDataBackend/WriteAttribution/current`` — only while the key is at `expected` when it is
+  /// given.
   ///
   /// - Returns: The version written.
   /// - Throws: `PersistentLiveDataError.unknownVersion(key:version:)` when the server does not keep

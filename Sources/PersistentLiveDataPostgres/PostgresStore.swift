@@ -100,8 +100,8 @@ public final class PostgresStore: Service, Sendable {
   /// - Returns: The live value.
   /// - Throws: `PersistentLiveDataError.typeMismatch(key:existing:requested:)`,
   ///   `PersistentLiveDataError.invalidKey(key:reason:)`,
-  ///   `PersistentLiveDataError.undecodable(key:version:reason:)`
-  ///   under `DecodeFailurePolicy.throwError`, or ``SharedStoreError``.
+  ///   `PersistentLiveDataError.undecodable(key:version:reason:)` under `DecodeFailurePolicy.throwError`, or
+  ///   ``SharedStoreError``.
   public func liveData<Value: Codable & Sendable>(
     _ key: String, default defaultValue: Value
   ) async throws
@@ -258,19 +258,14 @@ public final class PostgresStore: Service, Sendable {
     guard !staged.isEmpty else { return }
     // Every transaction locks heads rows in one order, so two of them never wait for each other.
     let ordered = staged.enumerated().sorted {
-      ($0.element.write.keyHash, $0.offset) < ($1.element.write.keyHash, $1.offset)
+      ($0.element.keyHash, $0.offset) < ($1.element.keyHash, $1.offset)
     }.map(\.element)
-    guard let committed = try await database.commit(ordered.map(\.write), operation: "transaction") else {
+    guard let committed = try await database.commit(ordered, operation: "transaction") else {
       // A conditional write (SharedTransaction.set(_:to:ifVersion:)) refused: nothing committed.
-      throw try await database.conflict(among: ordered.map(\.write))
+      throw try await database.conflict(among: ordered)
     }
-    let onMainActor = isolation === MainActor.shared
-    var effect = CommitEffect.none
-    for (write, version) in zip(ordered, committed) {
-      effect.merge(write.apply(version, onMainActor))
-    }
-    effect.merge(
-      database.collectionEffect(of: ordered.map(\.write), committed: committed, onMainActor: onMainActor))
+    let effect = database.applyCommitted(
+      ordered, committed: committed, onMainActor: isolation === MainActor.shared)
     effect.notifyObservers()
     database.changeSignal.signal()
   }
@@ -294,13 +289,11 @@ public final class PostgresStore: Service, Sendable {
 /// }
 /// ```
 public final class SharedTransaction {
-  struct Staged {
-    let write: SharedWrite
-    let apply: (CommittedVersion, Bool) -> CommitEffect
-  }
 
   let database: SharedDatabase
-  private(set) var staged: [Staged] = []
+  /// The writes staged so far, each with the value its writer had (what its live value takes once it has
+  /// committed).
+  private(set) var staged: [SharedWrite] = []
 
   init(database: SharedDatabase) {
     self.database = database
@@ -346,17 +339,12 @@ public final class SharedTransaction {
     let payload = String(decoding: try data.decoding.encode(value, key: data.key), as: UTF8.self)
     var write = try data.write(payload, staged: value)
     write.expectedVersion = expected
-    stage(write) { committed, onMainActor in
-      data.commitTimes.record(
-        committed.version, milliseconds: committed.writtenAtMilliseconds, attribution: committed.attribution
-      )
-      data.confirm()
-      return data.advance(to: value, version: committed.version, onMainActor: onMainActor)
-    }
+    write.staged = value
+    stage(write)
   }
 
-  /// Stages `write`; `apply` moves memory once it has committed and returns whom to notify.
-  func stage(_ write: SharedWrite, apply: @escaping (CommittedVersion, Bool) -> CommitEffect) {
-    staged.append(Staged(write: write, apply: apply))
+  /// Stages `write`, which carries the value its live value takes once it has committed.
+  func stage(_ write: SharedWrite) {
+    staged.append(write)
   }
 }

@@ -200,25 +200,24 @@ public final class SharedCollection<Element: Codable & Sendable>: StoredCollecti
 }
 
 extension SharedDatabase {
-  /// Moves the live values of the keys of `writes` and the live collections that hold them to the
-  /// versions committed for them (the collections unless told not to), taking each staged value as it is when
-  /// the types match; returns whom to notify.
+  /// Moves the live values of the keys of `writes` and the live collections that hold them to the versions
+  /// committed for them, taking each staged value as it is when the types match
+  /// (`StoredLiveData.receiveCommitted(_:)`) and decoding the row otherwise; returns whom to notify.
   func applyCommitted(
-    _ writes: [SharedWrite], committed: [CommittedVersion], onMainActor: Bool, collections: Bool = true
+    _ writes: [SharedWrite], committed: [CommittedVersion], onMainActor: Bool
   ) -> CommitEffect {
     var effect = CommitEffect.none
     for (write, version) in zip(writes, committed) {
       guard let instance = registry.instance(for: write.key) else { continue }
-      let row = committedRow(write, version)
-      if let receiver = instance as? any SharedCommitReceiver, let staged = write.staged {
-        effect.merge(receiver.receiveCommitted(staged: staged, row: row, onMainActor: onMainActor))
+      let handed = CommittedWrite(committed: version, staged: write.staged, onMainActor: onMainActor)
+      if let received = instance.receiveCommitted(handed) {
+        effect.merge(received)
+        (instance as? any SharedStaleness)?.confirm()
       } else {
-        effect.merge(instance.receive(row, onMainActor: onMainActor))
+        effect.merge(instance.receive(committedRow(write, version), onMainActor: onMainActor))
       }
     }
-    if collections {
-      effect.merge(collectionEffect(of: writes, committed: committed, onMainActor: onMainActor))
-    }
+    effect.merge(collectionEffect(of: writes, committed: committed, onMainActor: onMainActor))
     return effect
   }
 }

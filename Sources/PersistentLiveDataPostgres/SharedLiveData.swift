@@ -274,21 +274,11 @@ public final class SharedLiveData<Value: Codable & Sendable>: StoredLiveData<Val
   /// Moves memory (and the live collections that hold the key) to a version this replica committed,
   /// notifies, and wakes `changes(since:)` readers.
   func apply(_ newValue: Value, write: SharedWrite, committed: CommittedVersion, onMainActor: Bool) {
-    var effect = receiveCommitted(newValue, committed: committed, onMainActor: onMainActor)
+    var effect = receiveCommitted(newValue, committed, onMainActor: onMainActor)
+    confirm()
     effect.merge(database.collectionEffect(of: [write], committed: [committed], onMainActor: onMainActor))
     effect.notifyObservers()
     database.changeSignal.signal()
-  }
-
-  /// Moves memory to a version committed by this replica; returns whom to notify.
-  func receiveCommitted(_ newValue: Value, committed: CommittedVersion, onMainActor: Bool) -> CommitEffect {
-    commitTimes.record(
-      committed.version, milliseconds: committed.writtenAtMilliseconds, attribution: committed.attribution)
-    var effect = advance(to: newValue, version: committed.version, onMainActor: onMainActor)
-    // A catch-up may have brought this version in first: observers still hear of it before this returns.
-    if effect.isEmpty { effect = pendingDelivery(onMainActor: onMainActor) }
-    confirm()
-    return effect
   }
 }
 
@@ -300,19 +290,3 @@ protocol SharedStaleness: AnyObject {
 }
 
 extension SharedLiveData: SharedStaleness {}
-
-/// A live value that takes a version committed by this replica with the value as the writer had it:
-/// a collection's write moves the member's live value without decoding when the types match.
-protocol SharedCommitReceiver: AnyObject {
-  func receiveCommitted(staged: any Sendable, row: StoredRow, onMainActor: Bool) -> CommitEffect
-}
-
-extension SharedLiveData: SharedCommitReceiver {
-  func receiveCommitted(staged: any Sendable, row: StoredRow, onMainActor: Bool) -> CommitEffect {
-    guard let value = staged as? Value else { return receive(row, onMainActor: onMainActor) }
-    guard row.version > version else { return .none }
-    commitTimes.record(row.version, milliseconds: row.writtenAtMilliseconds, attribution: row.attribution)
-    confirm()
-    return advance(to: value, version: row.version, onMainActor: onMainActor)
-  }
-}

@@ -160,9 +160,9 @@ final class SharedNotifier: Sendable {
     min(interval * max(1, writers), longestInterval)
   }
 
-  /// `entries` joined by newlines into as few payloads as fit ``payloadLimit``, each after the format's
-  /// first line (``SharedNotification/Format/marker``). An entry is at most ``longestEntry`` bytes long and
-  /// is never split: its only newline is the one before its row's line
+  /// `entries` joined by newlines into as few payloads as fit ``payloadLimit``, each after the format's first
+  /// line (``SharedNotification/Format/marker``). An entry is at most ``longestEntry`` bytes long and is
+  /// never split: its only newline is the one before its row's line
   /// (``SharedNotification/line(carryingRow:)``).
   static func payloads(_ entries: [String]) -> [String] {
     var payloads: [String] = []

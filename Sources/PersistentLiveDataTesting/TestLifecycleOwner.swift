@@ -2,8 +2,8 @@ public import PersistentLiveData
 
 /// A lifecycle owner that tests drive by hand: activate, deactivate, destroy.
 ///
-/// Use it to test view models and other observers without any UI: bind observers to it, move it through
-/// its states, and check what was delivered. Pair it with
+/// Use it to test view models and other observers without any UI: bind observers to it, move it through its
+/// states, and check what was delivered. Pair it with
 /// ``PersistentLiveData/PersistentStore/inMemory(options:)`` for persistence without files.
 ///
 /// ```swift

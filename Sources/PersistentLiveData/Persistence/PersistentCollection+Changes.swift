@@ -4,8 +4,8 @@ extension PersistentCollection {
   /// Every change of the collection's members after `checkpoint`, in commit order: each version written
   /// and each removal, by this process or any other, exactly once.
   ///
-  /// With `nil`, it first delivers every current member (its latest version, in id order), then every
-  /// later change. Each ``/PersistentLiveDataBackend/CollectionChange`` carries a
+  /// With `nil`, it first delivers every current member (its latest version, in id order), then every later
+  /// change. Each ``/PersistentLiveDataBackend/CollectionChange`` carries a
   /// ``/PersistentLiveDataBackend/CollectionCheckpoint``: save it with the work done, and pass it after a
   /// restart — in this process or another — to go on from there. Unlike observers, which coalesce to the
   /// latest dictionary, this delivers every version: for indexes, search, syncing to another system, audit.
@@ -25,12 +25,10 @@ extension PersistentCollection {
   /// sequence keeps the collection alive and finishes when the consuming task is cancelled or the store
   /// is closed. It throws:
   /// - ``/PersistentLiveDataBackend/PersistentLiveDataError/unknownVersion(key:version:)`` (the collection's
-  ///   name and the position)
-  ///   at once for a checkpoint ahead of this file's log — saved from another file, or from this one
-  ///   before it was restored from an older backup — or of a shared store;
+  ///   name and the position) at once for a checkpoint ahead of this file's log — saved from another file, or
+  ///   from this one before it was restored from an older backup — or of a shared store;
   /// - ``/PersistentLiveDataBackend/PersistentLiveDataError/readOnly(path:)`` on a read-only store whose file
-  ///   never recorded the
-  ///   collection (open it once from a writable store);
+  ///   never recorded the collection (open it once from a writable store);
   /// - a decoding error for a version `Element` cannot decode (again at every call from the same
   ///   checkpoint), or a storage error.
   ///

@@ -57,8 +57,7 @@ public final class PersistentCollection<Element: Codable & Sendable>: StoredColl
   ///   - isolation: The caller's isolation, filled in by the compiler: on the main actor, observers are
   ///     called before this returns; otherwise they are scheduled.
   /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/invalidKey(key:reason:)`` for an empty id
-  ///   or a key over the
-  ///   limit, or as ``PersistentLiveData/set(_:isolation:)``; nothing has changed then.
+  ///   or a key over the limit, or as ``PersistentLiveData/set(_:isolation:)``; nothing has changed then.
   public func set(_ element: Element, for id: String, isolation: isolated (any Actor)? = #isolation) throws {
     let key = try memberKey(id)
     try database.instrumentation.measure(.set, key: key) {
@@ -78,9 +77,8 @@ public final class PersistentCollection<Element: Codable & Sendable>: StoredColl
   ///   - id: The member's id.
   ///   - isolation: The caller's isolation, filled in by the compiler (as for ``set(_:for:isolation:)``).
   /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/notInTransaction(operation:)`` inside a
-  ///   transaction,
-  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/invalidKey(key:reason:)``, or a storage error;
-  ///   nothing has changed then.
+  ///   transaction, ``/PersistentLiveDataBackend/PersistentLiveDataError/invalidKey(key:reason:)``, or a
+  ///   storage error; nothing has changed then.
   public func remove(_ id: String, isolation: isolated (any Actor)? = #isolation) throws {
     try database.removeKey(memberKey(id), onMainActor: isolation === MainActor.shared)
   }

@@ -24,17 +24,15 @@ extension PersistentLiveData {
   /// The sequence finishes when the consuming task is cancelled or the store is closed. It throws, after
   /// every version before the problem:
   /// - ``/PersistentLiveDataBackend/PersistentLiveDataError/changesPruned(key:since:oldestKept:)`` when
-  ///   versions it still had to
-  ///   deliver were pruned by retention or taken by ``PersistentStore/removeKey(_:)``: start again from
-  ///   ``history(limit:)``;
+  ///   versions it still had to deliver were pruned by retention or taken by
+  ///   ``PersistentStore/removeKey(_:)``: start again from ``history(limit:)``;
   /// - ``/PersistentLiveDataBackend/PersistentLiveDataError/unknownVersion(key:version:)`` at once when
-  ///   `version` is newer than any
-  ///   version of the key the store holds — a position saved from another file, or from this one before
-  ///   it was restored from an older backup: versions would be skipped otherwise;
+  ///   `version` is newer than any version of the key the store holds — a position saved from another file,
+  ///   or from this one before it was restored from an older backup: versions would be skipped otherwise;
   /// - ``/PersistentLiveDataBackend/PersistentLiveDataError/undecodable(key:version:reason:)`` for a version
-  ///   this type cannot decode
-  ///   (again at every call from the same position): read it with ``historyEntry(at:)``, which never
-  ///   throws for a value, handle it, and call `changes(since:)` again with its version to resume after it;
+  ///   this type cannot decode (again at every call from the same position): read it with
+  ///   ``historyEntry(at:)``, which never throws for a value, handle it, and call `changes(since:)` again
+  ///   with its version to resume after it;
   /// - a storage error.
   ///
   /// - Parameter version: The last version already handled; 0 replays every version still kept (from

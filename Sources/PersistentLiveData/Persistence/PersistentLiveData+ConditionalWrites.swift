@@ -28,8 +28,8 @@ extension PersistentLiveData {
   ///   - expected: The version the key must still be at (0: none).
   ///   - isolation: The caller's isolation, filled in by the compiler.
   /// - Throws: ``/PersistentLiveDataBackend/VersionConflict`` naming the key and both versions when the key
-  ///   is at another version;
-  ///   otherwise as ``set(_:isolation:)``. Nothing has changed then, in memory or in the file.
+  ///   is at another version; otherwise as ``set(_:isolation:)``. Nothing has changed then, in memory or in
+  ///   the file.
   public func set(
     _ newValue: Value, ifVersion expected: Int64, isolation: isolated (any Actor)? = #isolation
   ) throws {

@@ -18,8 +18,8 @@ extension PersistentLiveData {
   /// - Parameter limit: The most versions to return; nil for all that are kept.
   /// - Returns: The entries, newest first; empty if nothing was written yet.
   /// - Throws: A storage error only
-  ///   (``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` for a damaged
-  ///   page); decoding errors are in the entries.
+  ///   (``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` for a damaged page);
+  ///   decoding errors are in the entries.
   public func historyEntries(limit: Int? = nil) throws -> [HistoryEntry<Value>] {
     try database.history(key: key, limit: limit).map(entry)
   }

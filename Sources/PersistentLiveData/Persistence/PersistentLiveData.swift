@@ -57,9 +57,8 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
   /// write does).
   ///
   /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError`` (encoding failure, disk full,
-  ///   read-only, busy, closed store…),
-  ///   or ``/PersistentLiveDataBackend/WriteAttributionTooLong`` for an attribution over its limits; nothing
-  ///   has changed then.
+  ///   read-only, busy, closed store…), or ``/PersistentLiveDataBackend/WriteAttributionTooLong`` for an
+  ///   attribution over its limits; nothing has changed then.
   public func set(_ newValue: Value, isolation: isolated (any Actor)? = #isolation) throws {
     try database.instrumentation.measure(.set, key: key) {
       let payload = try decoding.encode(newValue, key: key)
@@ -118,21 +117,18 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
   /// Versions stored with an older ``/PersistentLiveDataBackend/PersistentValue/schemaVersion`` are upgraded
   /// in memory; nothing is written. A version is never left out silently:
   ///
-  /// - One that does not decode (or was written by a newer schema of the type) makes the history throw
-  ///   its error, naming the key and the version, under the default
-  ///   ``/PersistentLiveDataBackend/DecodeFailurePolicy/throwError``.
-  ///   Under ``/PersistentLiveDataBackend/DecodeFailurePolicy/useDefault`` or
-  ///   ``/PersistentLiveDataBackend/DecodeFailurePolicy/lastDecodable`` it is left out,
-  ///   so that one bad version does not hide the others, and reported: a
+  /// - One that does not decode (or was written by a newer schema of the type) makes the history throw its
+  ///   error, naming the key and the version, under the default
+  ///   ``/PersistentLiveDataBackend/DecodeFailurePolicy/throwError``. Under
+  ///   ``/PersistentLiveDataBackend/DecodeFailurePolicy/useDefault`` or
+  ///   ``/PersistentLiveDataBackend/DecodeFailurePolicy/lastDecodable`` it is left out, so that one bad
+  ///   version does not hide the others, and reported: a
   ///   ``/PersistentLiveDataBackend/StoreEvent/versionLeftOutOfHistory(key:version:error:)`` on
-  ///   ``PersistentStore/events()`` and a
-  ///   warning to the store's logger, if it has one.
+  ///   ``PersistentStore/events()`` and a warning to the store's logger, if it has one.
   /// - A version on a damaged page of the file makes the history throw
   ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` whatever the policy (the
-  ///   detail names the key,
-  ///   the last version read and the SQLite code), and a
-  ///   ``/PersistentLiveDataBackend/StoreEvent/damagedPage(path:key:version:error:)``
-  ///   is reported.
+  ///   detail names the key, the last version read and the SQLite code), and a
+  ///   ``/PersistentLiveDataBackend/StoreEvent/damagedPage(path:key:version:error:)`` is reported.
   ///
   /// To see every version with its outcome, the value or why it cannot be read, use
   /// ``historyEntries(limit:)``.
@@ -148,10 +144,9 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
   ///   without those that do not decode (each one reported).
   /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/undecodable(key:version:reason:)`` or
   ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)``
-  ///   under
-  ///   ``/PersistentLiveDataBackend/DecodeFailurePolicy/throwError``;
-  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` for a
-  ///   damaged page; another storage error.
+  ///   under ``/PersistentLiveDataBackend/DecodeFailurePolicy/throwError``;
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` for a damaged page;
+  ///   another storage error.
   public func history(limit: Int? = nil) throws -> [Versioned<Value>] {
     try historyVersions(database.history(key: key, limit: limit))
   }
@@ -166,8 +161,8 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
   /// - Returns: The value, or nil if that version was never written or has been pruned.
   /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/undecodable(key:version:reason:)`` or
   ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)``
-  ///   when that version does
-  ///   not decode (``historyEntry(at:)`` reports it without throwing), or a storage error.
+  ///   when that version does not decode (``historyEntry(at:)`` reports it without throwing), or a storage
+  ///   error.
   public func value(at version: Int64) throws -> Value? {
     guard let row = try database.row(key: key, version: version) else { return nil }
     return try decoding.decode(row)
@@ -190,13 +185,11 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
   /// the old row stays as it is.
   ///
   /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/unknownVersion(key:version:)`` if it was
-  ///   never written or has
-  ///   been pruned; ``/PersistentLiveDataBackend/PersistentLiveDataError/undecodable(key:version:reason:)``
-  ///   or
+  ///   never written or has been pruned;
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/undecodable(key:version:reason:)`` or
   ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)``
-  ///   if it does not decode,
-  ///   whatever the ``/PersistentLiveDataBackend/DecodeFailurePolicy``; otherwise as ``set(_:isolation:)``.
-  ///   Nothing has changed then.
+  ///   if it does not decode, whatever the ``/PersistentLiveDataBackend/DecodeFailurePolicy``; otherwise as
+  ///   ``set(_:isolation:)``. Nothing has changed then.
   public func rollback(to version: Int64, isolation: isolated (any Actor)? = #isolation) throws {
     try database.instrumentation.measure(.rollback, key: key) { try rollback(to: version, isolation) }
   }
@@ -251,8 +244,9 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
     try database.commit(write)
   }
 
-  /// The prepare phase of a write of `newValue`, already encoded as `payload`: the ``PendingWrite`` the
-  /// store commits, whose apply phase records the commit time and moves memory. Reads the caller's
+  /// The prepare phase of a write of `newValue`, already encoded as `payload`: the ``PendingWrite`` the store
+  /// commits, whose apply phase hands `newValue` to this instance's `receiveCommitted` (which records the
+  /// commit time and moves memory). Reads the caller's
   /// ``/PersistentLiveDataBackend/WriteAttribution/current``; takes no lock.
   ///
   /// - Throws: ``/PersistentLiveDataBackend/WriteAttributionTooLong`` when the attribution in effect is over
@@ -262,13 +256,7 @@ public final class PersistentLiveData<Value: Codable & Sendable>: StoredLiveData
   ) throws -> PendingWrite {
     var write = try PendingWrite(
       key: key, payload: payload, schemaVersion: decoding.writtenSchemaVersion,
-      expectedVersion: expectedVersion,
-      staged: newValue
-    ) { [self] committed in
-      commitTimes.record(
-        committed.version, writtenAt: committed.writtenAt, attribution: committed.attribution)
-      return advance(to: newValue, version: committed.version, onMainActor: onMainActor)
-    }
+      expectedVersion: expectedVersion, staged: newValue)
     write.notifiesOnMainActor = onMainActor
     return write
   }

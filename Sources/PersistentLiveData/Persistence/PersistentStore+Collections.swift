@@ -1,8 +1,8 @@
 extension PersistentStore {
   /// The collection `name`: the members stored under the keys `name + "/" + id`, as one live dictionary.
   ///
-  /// One instance per name and store, as for keys: asking again returns the same object while it is
-  /// alive, and asking with another `Element` type throws
+  /// One instance per name and store, as for keys: asking again returns the same object while it is alive,
+  /// and asking with another `Element` type throws
   /// ``/PersistentLiveDataBackend/PersistentLiveDataError/typeMismatch(key:existing:requested:)``. Opening
   /// reads only the collection's members (one seek each, by their key range), never the rest of the store. A
   /// member that does not decode follows the store's ``/PersistentLiveDataBackend/DecodeFailurePolicy``: with
@@ -27,10 +27,8 @@ extension PersistentStore {
   /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/invalidKey(key:reason:)`` for an empty or
   ///   invalid name,
   ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/typeMismatch(key:existing:requested:)``, a
-  ///   decoding error under
-  ///   ``/PersistentLiveDataBackend/DecodeFailurePolicy/throwError``,
-  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)`` or a storage
-  ///   error.
+  ///   decoding error under ``/PersistentLiveDataBackend/DecodeFailurePolicy/throwError``,
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)`` or a storage error.
   public func collection<Element: Codable & Sendable>(
     _ name: String, of type: Element.Type = Element.self
   ) throws -> PersistentCollection<Element> {

@@ -22,8 +22,8 @@ extension PersistentStore {
   ///   - retention: How many versions of this key the file keeps.
   /// - Returns: The live value of `key`, as ``liveData(_:default:)`` returns it.
   /// - Throws: What ``liveData(_:default:)`` throws, or
-  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/readOnly(path:)`` when
-  ///   a store opened with ``StoreOptions/readOnly`` would have to record a different retention.
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/readOnly(path:)`` when a store opened with
+  ///   ``StoreOptions/readOnly`` would have to record a different retention.
   public func liveData<Value: Codable & Sendable>(
     _ key: String, default defaultValue: Value, retention: HistoryRetention
   ) throws -> PersistentLiveData<Value> {

@@ -7,14 +7,13 @@ extension PersistentStore {
   /// and returns that version.
   ///
   /// - Parameter schemaVersion: The ``/PersistentLiveDataBackend/PersistentValue/schemaVersion`` to record
-  ///   (at least 1); nil for
-  ///   the schema version of the key's newest version (1 for a new key), read in the write transaction.
+  ///   (at least 1); nil for the schema version of the key's newest version (1 for a new key), read in the
+  ///   write transaction.
   ///
   /// With `expectedVersion`, only if the key is still at that version (0: it has none).
   ///
   /// - Throws: ``/PersistentLiveDataBackend/VersionConflict`` when the key is at another version than
-  ///   `expectedVersion` (nothing
-  ///   is written then), or as a write.
+  ///   `expectedVersion` (nothing is written then), or as a write.
   package func setJSON(
     _ json: Data, forKey key: String, schemaVersion: Int? = nil, ifVersion expectedVersion: Int64? = nil
   ) throws -> Int64 {
@@ -31,10 +30,8 @@ extension PersistentStore {
   /// ``/PersistentLiveDataBackend/WriteAttribution/current`` is.
   ///
   /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/unknownVersion(key:version:)`` when
-  ///   `version` is not above the
-  ///   key's newest version (numbers are never reused or reordered),
-  ///   ``/PersistentLiveDataBackend/WriteAttributionTooLong``; nothing
-  ///   is written then.
+  ///   `version` is not above the key's newest version (numbers are never reused or reordered),
+  ///   ``/PersistentLiveDataBackend/WriteAttributionTooLong``; nothing is written then.
   package func restoreJSON(
     _ json: Data, forKey key: String, version: Int64, writtenAtMilliseconds: Int64, schemaVersion: Int?,
     attribution: WriteAttribution? = nil
@@ -68,9 +65,8 @@ extension PersistentStore {
   /// With `expectedVersion`, only if the key is still at that version (the inspector's `If-Match`).
   ///
   /// - Throws: ``/PersistentLiveDataBackend/VersionConflict`` when the key is at another version than
-  ///   `expectedVersion` (nothing
-  ///   is written then), ``/PersistentLiveDataBackend/PersistentLiveDataError/unknownVersion(key:version:)``,
-  ///   or as a write.
+  ///   `expectedVersion` (nothing is written then),
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/unknownVersion(key:version:)``, or as a write.
   package func rollbackJSON(
     key: String, to version: Int64, ifVersion expectedVersion: Int64? = nil
   ) throws

@@ -36,14 +36,12 @@ extension PersistentStore {
   /// - Parameter body: The writes; it runs on the store's writer thread, under the store's lock, so it
   ///   must be short and must not wait for other tasks. Its result is returned to the caller.
   /// - Returns: What `body` returned.
-  /// - Throws: What `body` throws — its own writes are then undone while the rest of its group commits —
-  ///   or a ``/PersistentLiveDataBackend/PersistentLiveDataError`` when the group's commit fails (nothing of
-  ///   the group is written;
-  ///   also when one call's writes meet a damaged page or a full disk, which end the whole transaction),
-  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)`` after ``close()``, or
-  ///   `CancellationError` when the
-  ///   calling task was cancelled before the writer took the call (it then writes nothing; a call already
-  ///   taken commits with its group).
+  /// - Throws: What `body` throws — its own writes are then undone while the rest of its group commits — or a
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError`` when the group's commit fails (nothing of the
+  ///   group is written; also when one call's writes meet a damaged page or a full disk, which end the whole
+  ///   transaction), ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)`` after
+  ///   ``close()``, or `CancellationError` when the calling task was cancelled before the writer took the
+  ///   call (it then writes nothing; a call already taken commits with its group).
   @discardableResult
   public func write<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await database.instrumentation.measure(.write, key: nil) { try await database.write(body) }

@@ -31,8 +31,7 @@ public final class PersistentStore: Sendable {
   ///   - path: The database file. Symbolic links are refused.
   ///   - options: Durability, retention and decode-failure policy.
   /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError``: `notADatabase`, `foreignDatabase`,
-  ///   `corrupt`,
-  ///   `schemaTooNew`, `alreadyOpen`, `symbolicLink`, `cannotOpen`, `readOnly`…
+  ///   `corrupt`, `schemaTooNew`, `alreadyOpen`, `symbolicLink`, `cannotOpen`, `readOnly`…
   public init(path: String, options: StoreOptions = StoreOptions()) throws {
     database = try StoreDatabase(path: path, options: options)
   }
@@ -97,8 +96,7 @@ public final class PersistentStore: Sendable {
   /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/typeMismatch(key:existing:requested:)``,
   ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/undecodable(key:version:reason:)`` or
   ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)``
-  ///   (with the default
-  ///   ``/PersistentLiveDataBackend/DecodeFailurePolicy/throwError``),
+  ///   (with the default ``/PersistentLiveDataBackend/DecodeFailurePolicy/throwError``),
   ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/invalidKey(key:reason:)``,
   ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)`` or a storage error.
   public func liveData<Value: Codable & Sendable>(
@@ -185,11 +183,11 @@ public final class PersistentStore: Sendable {
 
   /// Deletes every version of `key`; version numbers are never reused.
   ///
-  /// Afterwards the key is gone from ``keys()`` and its history is empty. The removal itself takes the
-  /// next version number — one above the last removed — and the key's live value (in this process at
-  /// once, in other processes when they notice the commit) moves to its default at that version and
-  /// notifies its observers. The next write of the key, by any process and after a restart, continues
-  /// above it. A `changes(since:)` sequence behind the removal ends with
+  /// Afterwards the key is gone from ``keys()`` and its history is empty. The removal itself takes the next
+  /// version number — one above the last removed — and the key's live value (in this process at once, in
+  /// other processes when they notice the commit) moves to its default at that version and notifies its
+  /// observers. The next write of the key, by any process and after a restart, continues above it. A
+  /// `changes(since:)` sequence behind the removal ends with
   /// ``/PersistentLiveDataBackend/PersistentLiveDataError/changesPruned(key:since:oldestKept:)`` when the key
   /// is written again. Observers hear of the removal on the main actor, scheduled like another process's
   /// write. Removing a key that has no stored version changes nothing. To keep the history and go back to the
@@ -205,8 +203,8 @@ public final class PersistentStore: Sendable {
   /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/notInTransaction(operation:)`` inside
   ///   ``transaction(isolation:_:)``,
   ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/invalidKey(key:reason:)``,
-  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)``
-  ///   or a storage error (read-only, disk full, busy); nothing has changed then.
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)`` or a storage error
+  ///   (read-only, disk full, busy); nothing has changed then.
   public func removeKey(_ key: String) throws {
     try StoreKey.validate(key)
     try database.removeKey(key)
@@ -215,10 +213,10 @@ public final class PersistentStore: Sendable {
   /// Copies the store into a new single-file database at `path`, while it is in use.
   ///
   /// The copy holds every commit made before the call began — also those still in the `-wal` file — with
-  /// every key, version and `writtenAt`, and opens as a store like the original. Other threads and
-  /// processes keep writing meanwhile (the copy is made from a read transaction of its own connection);
-  /// their later commits are not in it. `backup` never overwrites: if anything is at `path` (a file, even
-  /// an empty one, a folder, a symbolic link) it throws
+  /// every key, version and `writtenAt`, and opens as a store like the original. Other threads and processes
+  /// keep writing meanwhile (the copy is made from a read transaction of its own connection); their later
+  /// commits are not in it. `backup` never overwrites: if anything is at `path` (a file, even an empty one, a
+  /// folder, a symbolic link) it throws
   /// ``/PersistentLiveDataBackend/PersistentLiveDataError/fileExists(path:)``. The copy is synced to the disk
   /// before `backup` returns; a failed backup leaves no file behind.
   ///
@@ -233,9 +231,9 @@ public final class PersistentStore: Sendable {
   /// ```
   /// - Parameter path: Where to create the copy; its folder must exist.
   /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/fileExists(path:)``, `diskFull`,
-  ///   `readOnly` or `cannotOpen` (for
-  ///   `path`), ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)``, or a storage error
-  ///   of the store.
+  ///   `readOnly` or `cannotOpen` (for `path`),
+  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError/storeClosed(path:)``, or a storage error of the
+  ///   store.
   public func backup(to path: String) throws {
     try database.backup(to: path)
   }
@@ -252,9 +250,8 @@ public final class PersistentStore: Sendable {
   /// try store.close()
   /// ```
   /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/notInTransaction(operation:)`` from the
-  ///   body of a
-  ///   ``transaction(isolation:_:)`` or ``write(_:)`` of this store (nothing is closed; close after it).
-  ///   Otherwise closing always succeeds; called from another thread while such a body runs, it waits
+  ///   body of a ``transaction(isolation:_:)`` or ``write(_:)`` of this store (nothing is closed; close after
+  ///   it). Otherwise closing always succeeds; called from another thread while such a body runs, it waits
   ///   for its commit.
   public func close() throws {
     try database.refuseInsideTransaction("close")

@@ -58,6 +58,37 @@ open class StoredLiveData<Value: Codable & Sendable>: LiveData<Value>, @unchecke
     return advance(to: value, version: row.version, onMainActor: onMainActor)
   }
 
+  /// Moves to a version its store committed with the writer's `value` (no decoding): records its commit time
+  /// and advances memory; returns whom to notify. The one way a store's own write reaches memory.
+  ///
+  /// When memory holds that version already — a catch-up or a listener brought it first — a main-actor
+  /// writer's observers still hear of it before the write returns, and nobody hears of it twice.
+  ///
+  /// ```swift
+  /// let effect = data.receiveCommitted(newValue, committed, onMainActor: false)
+  /// effect.notifyObservers()   // once no lock is held
+  /// ```
+  package func receiveCommitted(
+    _ value: Value, _ committed: CommittedVersion, onMainActor: Bool
+  ) -> CommitEffect {
+    guard committed.version > version else { return pendingDelivery(onMainActor: onMainActor) }
+    commitTimes.record(
+      committed.version, milliseconds: committed.writtenAtMilliseconds, attribution: committed.attribution)
+    let effect = advance(to: value, version: committed.version, onMainActor: onMainActor)
+    return effect.isEmpty ? pendingDelivery(onMainActor: onMainActor) : effect
+  }
+
+  /// ``receiveCommitted(_:_:onMainActor:)`` for a write handed up without its type (see ``CommittedWrite``);
+  /// nil when its value is not a `Value`.
+  ///
+  /// ```swift
+  /// let effect = instance.receiveCommitted(write) ?? instance.receive(row, onMainActor: false)
+  /// ```
+  package func receiveCommitted(_ write: CommittedWrite) -> CommitEffect? {
+    guard let value = write.staged as? Value else { return nil }
+    return receiveCommitted(value, write.committed, onMainActor: write.onMainActor)
+  }
+
   /// Moves to the default value at the version a removal of the key took, if it is newer than memory.
   /// The removal has no row: its commit time, for versioned observers, is when this instance applies it.
   package func receiveRemoval(version removal: Int64, onMainActor: Bool) -> CommitEffect {

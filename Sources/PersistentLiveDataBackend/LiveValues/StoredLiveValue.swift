@@ -23,4 +23,8 @@ package protocol StoredLiveValue: AnyObject, Sendable {
   /// Moves to the default value at `version` — the version a removal of the key took — if it is newer
   /// than memory; returns whom to notify.
   func receiveRemoval(version: Int64, onMainActor: Bool) -> CommitEffect
+  /// Moves to a version its store committed, taking the writer's value as it is when it has this instance's
+  /// type; returns whom to notify, or nil when the write carries no such value (the store then decodes the
+  /// row with ``receive(_:onMainActor:)``, outside any lock).
+  func receiveCommitted(_ write: CommittedWrite) -> CommitEffect?
 }

@@ -1,8 +1,8 @@
 /// The read-only statements of ``StoreInspector``, in one place next to the schema they assume
 /// (`Migrations/`).
 ///
-/// An inspector never migrates: a file of schema 1 has no `schema_version` column, and every row of it
-/// is of value schema 1. Statements that read it take the column's expression,
+/// An inspector never migrates: a file of schema 1 has no `schema_version` column, and every row of it is of
+/// value schema 1. Statements that read it take the column's expression,
 /// ``schemaVersionColumn(fileSchema:)``.
 enum InspectionSQL {
   /// `schema_version`, or the constant `1` for a file older than migration 2.

@@ -34,9 +34,8 @@ extension StoreInspector {
   /// let third = try inspector.row(key: "settings", version: 3)
   /// ```
   /// - Throws: ``InspectionError/unknownKey(path:key:)``,
-  ///   ``InspectionError/unknownVersion(path:key:version:oldest:latest:removedAt:)``
-  ///   when that version was never written or has been pruned, or a
-  ///   ``/PersistentLiveDataBackend/PersistentLiveDataError``.
+  ///   ``InspectionError/unknownVersion(path:key:version:oldest:latest:removedAt:)`` when that version was
+  ///   never written or has been pruned, or a ``/PersistentLiveDataBackend/PersistentLiveDataError``.
   package func row(key: String, version: Int64) throws -> StoredRow {
     guard let range = try versionRange(of: key) else {
       throw InspectionError.unknownKey(path: path, key: key)

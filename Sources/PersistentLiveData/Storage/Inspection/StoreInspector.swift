@@ -74,9 +74,8 @@ package final class StoreInspector {
   ///     truncated file is refused as `corrupt`.
   /// - Throws: ``InspectionError/missingFile(path:)`` when nothing is at `path`;
   ///   ``/PersistentLiveDataBackend/PersistentLiveDataError`` `notADatabase`, `isADirectory`, `corrupt`
-  ///   (truncated or damaged),
-  ///   `foreignDatabase`, `schemaTooNew`, `symbolicLink`, `cannotOpen` or another storage error naming
-  ///   the file.
+  ///   (truncated or damaged), `foreignDatabase`, `schemaTooNew`, `symbolicLink`, `cannotOpen` or another
+  ///   storage error naming the file.
   package init(path: String, salvaging: Bool = false) throws {
     self.path = path
     let file = try StoreFileValidator.checkFile(at: path, access: .readOnly, acceptsTruncated: salvaging)
@@ -143,8 +142,7 @@ package final class StoreInspector {
   /// try StoreInspector(path: "app.db").backup(to: "app-backup.db")
   /// ```
   /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/fileExists(path:)`` and the other errors
-  ///   of
-  ///   ``PersistentStore/backup(to:)``.
+  ///   of ``PersistentStore/backup(to:)``.
   package func backup(to destination: String) throws {
     try StoreBackup.write(to: destination) { target in
       try StoreBackup.vacuum(connection, of: path, into: target, naming: destination)

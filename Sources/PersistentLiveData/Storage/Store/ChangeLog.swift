@@ -8,14 +8,14 @@ internal import Foundation
 /// sets as its connection's `last_insert_rowid()`). While a reader other than the writer is registered, every
 /// row inserted into `pld_values` or `pld_removed_keys` — by this library, pld-tool or any other writer —
 /// adds a row `(seq, key)` in the same transaction, through a trigger; a file used by one process alone logs
-/// nothing, and its writes pay nothing for the log. A reader's registration commits before it reads any
-/// key, so every change committed after it is logged for it. `seq` is `max(seq) + 1`
-/// under SQLite's write lock, so numbers follow commit order with no hole, and the log is only trimmed
-/// from its oldest end (``trim(connection:)`` keeps the newest ``kept`` rows). A reader that remembers
-/// the newest `seq` it has seen therefore finds every change after it as the rows above it, unless the
-/// rows right above it were trimmed (or the log was tampered with): ``changes(after:connection:)`` checks
-/// that the rows it read start right above the position and run without a hole up to the newest, and
-/// answers `nil` when they do not — the caller then reads every live key, as it did before the log.
+/// nothing, and its writes pay nothing for the log. A reader's registration commits before it reads any key,
+/// so every change committed after it is logged for it. `seq` is `max(seq) + 1` under SQLite's write lock, so
+/// numbers follow commit order with no hole, and the log is only trimmed from its oldest end
+/// (``trim(connection:)`` keeps the newest ``kept`` rows). A reader that remembers the newest `seq` it has
+/// seen therefore finds every change after it as the rows above it, unless the rows right above it were
+/// trimmed (or the log was tampered with): ``changes(after:connection:)`` checks that the rows it read start
+/// right above the position and run without a hole up to the newest, and answers `nil` when they do not — the
+/// caller then reads every live key, as it did before the log.
 ///
 /// ```swift
 /// switch try ChangeLog.changes(after: position, connection: connection) {

@@ -1,10 +1,10 @@
 /// Claims a database file for one store in this process.
 ///
-/// A process keeps at most one writer connection per file: SQLite 3.40's WAL-reset bug can damage a
-/// file when two connections of one process write or checkpoint it concurrently. A second
-/// ``PersistentStore`` on the same file (by device and inode, whatever the path spelling) is refused
-/// with ``/PersistentLiveDataBackend/PersistentLiveDataError/alreadyOpen(path:)`` until the first is closed
-/// or released. A ``StoreOptions/readOnly`` store claims nothing: it never writes or checkpoints.
+/// A process keeps at most one writer connection per file: SQLite 3.40's WAL-reset bug can damage a file when
+/// two connections of one process write or checkpoint it concurrently. A second ``PersistentStore`` on the
+/// same file (by device and inode, whatever the path spelling) is refused with
+/// ``/PersistentLiveDataBackend/PersistentLiveDataError/alreadyOpen(path:)`` until the first is closed or
+/// released. A ``StoreOptions/readOnly`` store claims nothing: it never writes or checkpoints.
 final class OpenFileRegistration: Sendable {
   private struct FileIdentity: Hashable, Sendable {
     let device: UInt64

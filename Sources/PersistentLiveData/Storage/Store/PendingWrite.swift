@@ -6,18 +6,19 @@ internal import Foundation
 /// 1. **prepare** — the caller encodes the value (user code) into a `PendingWrite`, holding no lock;
 /// 2. **commit** — under the store's lock, the next version is inserted (and old ones pruned) in one
 ///   transaction, or in the running ``PersistentStore/transaction(isolation:_:)``;
-/// 3. **apply** — still under the lock, right after the commit: ``applyToMemory`` moves the live value
-///   (memory moves in commit order, so it never goes backwards) and returns a ``CommitEffect``;
+/// 3. **apply** — still under the lock, right after the commit: the store hands the key's live value a
+///   `CommittedWrite` (the version and the writer's ``staged`` value), and
+///   `StoredLiveData.receiveCommitted(_:)` moves memory (in commit order, so it never goes backwards) and
+///   returns a ``CommitEffect``;
 /// 4. **notify** — the lock is released, then ``CommitEffect/notifyObservers()`` runs.
 ///
-/// A write that has no typed value (``applyToMemory`` is nil: raw JSON from `pld-tool`) is decoded by the
-/// key's live instance, if any, in the notify phase — never under the lock.
+/// A write that has no value of the live value's type (``staged`` is nil: raw JSON from `pld-tool`; or a
+/// collection member's of another type) is decoded by the key's live instance, if any, in the notify phase —
+/// never under the lock.
 ///
 /// ```swift
 /// let payload = try ValueCodec.encode(newValue, key: key)                       // prepare
-/// let write = try PendingWrite(key: key, payload: payload, schemaVersion: 1, staged: newValue) { committed in
-///   data.advance(to: newValue, version: committed.version, onMainActor: false)   // apply
-/// }
+/// let write = try PendingWrite(key: key, payload: payload, schemaVersion: 1, staged: newValue)
 /// try database.commit(write)                                                    // commit … notify
 /// ```
 struct PendingWrite: Sendable {
@@ -33,10 +34,9 @@ struct PendingWrite: Sendable {
   /// conditional `set(_:ifVersion:)`; 0: the key has no version — never written, or removed);
   /// otherwise ``StaleWrite`` is thrown and nothing is written.
   var expectedVersion: Int64?
-  /// The typed value, for a later `update` of the same key inside the same transaction.
+  /// The typed value: what the key's live value takes in the apply phase (no decoding), and what a later
+  /// `update` of the same key inside the same transaction starts from.
   var staged: (any Sendable)?
-  /// Moves memory to the committed version: runs under the lock, right after the commit. No user code.
-  var applyToMemory: (@Sendable (CommittedVersion) -> CommitEffect)?
   /// For a faithful restore (`pld-tool import` of an export): the version number and time to store
   /// instead of the next number and now. The version must be above the key's newest, or
   /// ``StaleWrite`` is thrown and nothing is written.
@@ -53,7 +53,7 @@ struct PendingWrite: Sendable {
   ///   a limit.
   init(
     key: String, payload: Data, schemaVersion: Int?, expectedVersion: Int64? = nil,
-    staged: (any Sendable)? = nil, applyToMemory: (@Sendable (CommittedVersion) -> CommitEffect)? = nil
+    staged: (any Sendable)? = nil
   ) throws {
     attribution = try WriteAttribution.validatedCurrent()
     self.key = key
@@ -61,7 +61,6 @@ struct PendingWrite: Sendable {
     self.schemaVersion = schemaVersion
     self.expectedVersion = expectedVersion
     self.staged = staged
-    self.applyToMemory = applyToMemory
   }
 }
 

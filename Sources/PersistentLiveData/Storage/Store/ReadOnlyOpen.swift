@@ -25,8 +25,7 @@ enum ReadOnlyOpen {
   ///   - salvaging: Read a truncated file too: SQLite then takes the file's real length instead of
   ///     refusing every read (`PRAGMA writable_schema`, harmless on a read-only connection).
   /// - Throws: The validator's ``/PersistentLiveDataBackend/PersistentLiveDataError``s, or the storage error
-  ///   of the open, naming
-  ///   `path`.
+  ///   of the open, naming `path`.
   static func open(
     path: String, file: StoreFileValidator.FileVerdict, busyTimeoutMilliseconds: Int,
     verifyingIntegrity: Bool = false, salvaging: Bool = false

@@ -5,13 +5,12 @@ internal import Foundation
 /// (`checkpointIfIdle()`).
 ///
 /// - **Woken** (Linux): the ``FileChangeMonitor`` watches the store's `-wal` file (or, while it does not
-///   exist, the store's folder) and wakes the store when the `-wal` is written, by any process. A
-///   wake-up while a check is already queued adds nothing, so a burst of commits costs one check; the
-///   wake-ups of this store's own commits are folded into one check a millisecond while it writes. The
-///   write of the WAL frames comes *before* the commit is visible (the writer then syncs them and
-///   publishes the commit in the `-shm`, which raises no event), so a check that finds nothing new is
-///   repeated after 1, 2, 4 … 256 ms, until one finds a commit or a new wake-up starts the series again. A
-///   slow poll (the *safety net*,
+///   exist, the store's folder) and wakes the store when the `-wal` is written, by any process. A wake-up
+///   while a check is already queued adds nothing, so a burst of commits costs one check; the wake-ups of
+///   this store's own commits are folded into one check a millisecond while it writes. The write of the WAL
+///   frames comes *before* the commit is visible (the writer then syncs them and publishes the commit in the
+///   `-shm`, which raises no event), so a check that finds nothing new is repeated after 1, 2, 4 … 256 ms,
+///   until one finds a commit or a new wake-up starts the series again. A slow poll (the *safety net*,
 ///   `StoreOptions.externalChangeSafetyNetInterval`) still runs, in case a notification is lost.
 /// - **Polled**: where the file cannot be watched (not Linux, no inotify, the watch limit reached,
 ///   `StoreOptions.watchesStoreFiles` off, `PLD_DISABLE_FILE_WATCH=1`, the folder's watch lost), the

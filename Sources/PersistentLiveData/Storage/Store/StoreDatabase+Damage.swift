@@ -2,12 +2,12 @@ internal import Logging
 
 /// What a store does when one of its reads or writes meets a damaged page of its file.
 ///
-/// Every connection checks the b-tree pages it reads (`PRAGMA cell_size_check`, set by
-/// ``SQLiteConnection``), so damage surfaces as `SQLITE_CORRUPT` from the statement that meets it. The
-/// store then throws ``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` whose
-/// detail names what was being read — the key, and the version where known — and the SQLite code; it reports
-/// the same error as a ``/PersistentLiveDataBackend/StoreEvent/damagedPage(path:key:version:error:)`` and
-/// logs it. Nothing is written over the damage, nothing is reset, and the rest of the file stays readable.
+/// Every connection checks the b-tree pages it reads (`PRAGMA cell_size_check`, set by ``SQLiteConnection``),
+/// so damage surfaces as `SQLITE_CORRUPT` from the statement that meets it. The store then throws
+/// ``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` whose detail names what was
+/// being read — the key, and the version where known — and the SQLite code; it reports the same error as a
+/// ``/PersistentLiveDataBackend/StoreEvent/damagedPage(path:key:version:error:)`` and logs it. Nothing is
+/// written over the damage, nothing is reset, and the rest of the file stays readable.
 extension StoreDatabase {
   /// Where a read or write met a damaged page: the key and version it was at, and what it was doing.
   ///

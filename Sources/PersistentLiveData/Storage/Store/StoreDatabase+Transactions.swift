@@ -41,7 +41,7 @@ extension StoreDatabase {
     }
     state.keyHeads.committed(context.keyHeads, connection: connection)
     state.noteCommit(connection)
-    return context.applyAll(collectingMembers: !collections.isEmpty)
+    return context.applyAll(collectingMembers: !collections.isEmpty, instances: instances)
   }
 
   /// How many writes make a transaction's commit worth running unreported by the file watch
@@ -140,10 +140,10 @@ final class TransactionContext {
 
   /// The apply phase of the whole transaction: every committed write moves memory, in order; with
   /// `collectingMembers`, each is also handed on for the live collections (in the notify phase).
-  func applyAll(collectingMembers: Bool) -> CommitOutcome {
+  func applyAll(collectingMembers: Bool, instances: LiveInstanceRegistry) -> CommitOutcome {
     var outcome = CommitOutcome()
     for (write, committed) in writes {
-      outcome.merge(StoreDatabase.apply(write, committed))
+      outcome.merge(StoreDatabase.apply(write, committed, instances: instances))
       if collectingMembers {
         outcome.members.append(.written(committed.row(payload: write.payload), staged: write.staged))
         outcome.membersOnMainActor = outcome.membersOnMainActor || write.notifiesOnMainActor

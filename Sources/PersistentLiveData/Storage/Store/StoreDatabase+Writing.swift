@@ -40,12 +40,19 @@ extension StoreDatabase {
     return version
   }
 
-  /// The apply phase: memory moves to the committed version (under the lock).
-  static func apply(_ write: PendingWrite, _ committed: CommittedVersion) -> CommitOutcome {
-    guard let applyToMemory = write.applyToMemory else {
-      return CommitOutcome(undecodedRows: [committed.row(payload: write.payload)])
+  /// The apply phase (under the lock): the key's live value moves to the committed version, taking the
+  /// writer's value as it is (`StoredLiveData.receiveCommitted(_:)`); a write without a value of its type is
+  /// handed to the notify phase, which decodes it.
+  static func apply(
+    _ write: PendingWrite, _ committed: CommittedVersion, instances: LiveInstanceRegistry
+  ) -> CommitOutcome {
+    if write.staged != nil, let instance = instances.instance(for: write.key),
+      let effect = instance.receiveCommitted(
+        CommittedWrite(committed: committed, staged: write.staged, onMainActor: write.notifiesOnMainActor))
+    {
+      return CommitOutcome(effect: effect)
     }
-    return CommitOutcome(effect: applyToMemory(committed))
+    return CommitOutcome(undecodedRows: [committed.row(payload: write.payload)])
   }
 
   /// The notify phase, with no lock held: raw rows are decoded by their live instances, then observers

@@ -123,8 +123,8 @@ package enum StoreFileValidator {
   ///     for reading what is left of it, never for a store.
   /// - Returns: The verdict for a path the caller may open (or create, when ``FileVerdict/missing``).
   /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError`` `isADirectory`, `symbolicLink` (the
-  ///   path, its `-wal` or its
-  ///   `-shm`), `notADatabase`, `corrupt` (truncated), or `cannotOpen` when the path cannot be examined.
+  ///   path, its `-wal` or its `-shm`), `notADatabase`, `corrupt` (truncated), or `cannotOpen` when the path
+  ///   cannot be examined.
   package static func checkFile(
     at path: String, access: Access, acceptsTruncated: Bool = false
   ) throws(PersistentLiveDataError) -> FileVerdict {
@@ -266,9 +266,9 @@ package enum StoreFileValidator {
   ///   - file: What ``checkFile(at:access:)`` found.
   ///   - verifyingIntegrity: Whether to run `quick_check` (about 0.1 s per 50 MB).
   /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError`` `foreignDatabase`, `schemaTooNew` or
-  ///   `corrupt` naming `path`;
-  ///   the ``SQLiteError`` of a read that failed (`SQLITE_NOTADB`, `SQLITE_CORRUPT`, a `-shm` file that
-  ///   cannot be created …), for the caller to act on or map with `StoreErrors.map(_:path:)`.
+  ///   `corrupt` naming `path`; the ``SQLiteError`` of a read that failed (`SQLITE_NOTADB`, `SQLITE_CORRUPT`,
+  ///   a `-shm` file that cannot be created …), for the caller to act on or map with
+  ///   `StoreErrors.map(_:path:)`.
   package static func checkContents(
     of connection: SQLiteConnection, path: String, file: FileVerdict, verifyingIntegrity: Bool
   ) throws -> Contents {
@@ -295,8 +295,8 @@ package enum StoreFileValidator {
   /// Runs `PRAGMA quick_check` and refuses a damaged database.
   ///
   /// - Throws: ``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` with SQLite's
-  ///   first finding, or the
-  ///   ``SQLiteError`` that kept a page from being read (which says nothing about the content).
+  ///   first finding, or the ``SQLiteError`` that kept a page from being read (which says nothing about the
+  ///   content).
   static func checkIntegrity(of connection: SQLiteConnection, path: String) throws {
     guard let result = try connection.scalarText("PRAGMA quick_check"), result != "ok" else { return }
     if let failure = readFailure(inQuickCheckResult: result) { throw failure }

@@ -2,8 +2,8 @@ import Foundation
 
 /// Creates or validates a store file and opens its connection.
 ///
-/// Validation comes before anything is written: a file that is not ours — a directory, not SQLite,
-/// another application's database, truncated, damaged, or of a newer schema — is refused with a distinct
+/// Validation comes before anything is written: a file that is not ours — a directory, not SQLite, another
+/// application's database, truncated, damaged, or of a newer schema — is refused with a distinct
 /// ``/PersistentLiveDataBackend/PersistentLiveDataError`` and left byte-for-byte as it was, by the same
 /// ``StoreFileValidator`` pld-tool uses. Only then does the store switch the file to WAL, set `synchronous`,
 /// and apply migrations.
@@ -136,9 +136,8 @@ struct StoreOpener {
     }
   }
 
-  /// What a failed migration is reported as: the validator's verdicts for a file that changed under the
-  /// write lock; the storage error for what the environment refused (full disk, read-only file, lock,
-  /// damage);
+  /// What a failed migration is reported as: the validator's verdicts for a file that changed under the write
+  /// lock; the storage error for what the environment refused (full disk, read-only file, lock, damage);
   /// ``/PersistentLiveDataBackend/PersistentLiveDataError/migrationFailed(path:version:name:reason:)`` for
   /// the rest.
   static func migrationError(_ error: any Error, connection: SQLiteConnection, path: String) -> any Error {

@@ -44,12 +44,11 @@ public struct StoreOptions: Sendable {
   /// Whether opening a file also reads every page of it (SQLite's `PRAGMA quick_check`), so that a file
   /// damaged anywhere is refused before use. Default `false`.
   ///
-  /// Open always checks what it reads itself — the header and size, the schema, the application — and
-  /// then costs the same for ten keys as for a million: a key's latest version is read when its live
-  /// data is first asked for. Every page a read meets is checked (SQLite's `PRAGMA cell_size_check`): a
-  /// page damaged elsewhere is reported as
-  /// ``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` by the operation that reads
-  /// it, naming the key, the version where known and the SQLite code, and as a
+  /// Open always checks what it reads itself — the header and size, the schema, the application — and then
+  /// costs the same for ten keys as for a million: a key's latest version is read when its live data is first
+  /// asked for. Every page a read meets is checked (SQLite's `PRAGMA cell_size_check`): a page damaged
+  /// elsewhere is reported as ``/PersistentLiveDataBackend/PersistentLiveDataError/corrupt(path:detail:)`` by
+  /// the operation that reads it, naming the key, the version where known and the SQLite code, and as a
   /// ``/PersistentLiveDataBackend/StoreEvent/damagedPage(path:key:version:error:)``; nothing is written over
   /// it. Turn this on to refuse such a file at open instead, at about 0.1 s per 50 MB of file on every open;
   /// or call ``PersistentStore/verifyIntegrity()`` when it suits the app, from a connection of its own. A

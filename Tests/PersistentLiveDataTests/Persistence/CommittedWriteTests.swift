@@ -1,0 +1,98 @@
+import Foundation
+import PLDTestSupport
+import Testing
+
+@testable import PersistentLiveData
+
+extension Persistence {
+  /// One way a commit reaches memory: the writer hands the key's live value the version with the value
+  /// it wrote (`CommittedWrite`), which the live value takes as it is when it has its type — whoever wrote
+  /// it (the value itself, a collection, a transaction) — and decodes otherwise, after the lock.
+  @Suite struct CommittedWriteTests {
+    /// A value that counts how often it is decoded (each test its own type: tests run in parallel).
+    protocol Counted: Codable, Sendable, Equatable {
+      static var decodes: Locked<Int> { get }
+      var number: Int { get }
+      init(number: Int)
+    }
+
+    struct Item: Counted {
+      static let decodes = Locked(0)
+      var number: Int
+      init(number: Int) { self.number = number }
+      init(from decoder: any Decoder) throws {
+        number = try decoder.container(keyedBy: CodingKeys.self).decode(Int.self, forKey: .number)
+        Self.decodes.withLock { $0 += 1 }
+      }
+    }
+
+    struct Setting: Counted {
+      static let decodes = Locked(0)
+      var number: Int
+      init(number: Int) { self.number = number }
+      init(from decoder: any Decoder) throws {
+        number = try decoder.container(keyedBy: CodingKeys.self).decode(Int.self, forKey: .number)
+        Self.decodes.withLock { $0 += 1 }
+      }
+    }
+
+    @Test func aMemberWrittenThroughItsCollectionMovesTheMembersLiveValueWithoutDecoding() throws {
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("a.db"))
+      let items = try store.collection("items", of: Item.self)
+      let member = try store.liveData("items/a", default: Item(number: 0))
+      let decodedBefore = Item.decodes.withLock { $0 }
+
+      try items.set(Item(number: 7), for: "a")
+      #expect(member.value == Item(number: 7) && member.version == 1, "moved before set returned")
+      try store.transaction { try items.set(Item(number: 8), for: "a") }
+      #expect(member.value == Item(number: 8) && member.version == 2)
+      #expect(Item.decodes.withLock { $0 } == decodedBefore, "taken as written: never decoded")
+
+      // Raw JSON (what pld-tool writes) has no value of the type: the live value and the collection each
+      // decode it, once.
+      _ = try store.setJSON(Data(#"{"number":9}"#.utf8), forKey: "items/a")
+      #expect(member.value == Item(number: 9) && member.version == 3)
+      #expect(items["a"] == Item(number: 9))
+      #expect(Item.decodes.withLock { $0 } == decodedBefore + 2, "the raw row is decoded where it is held")
+    }
+
+    @Test func aValueOfAnotherTypeIsDecodedByTheLiveValueAndNotCastAcross() throws {
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("a.db"))
+      // The member key's live value has another type than the collection's elements (same JSON shape).
+      let items = try store.collection("things", of: Item.self)
+      let member = try store.liveData("things/a", default: Setting(number: 0))
+      let settingsBefore = Setting.decodes.withLock { $0 }
+      try items.set(Item(number: 5), for: "a")
+      #expect(member.value == Setting(number: 5) && member.version == 1)
+      #expect(Setting.decodes.withLock { $0 } == settingsBefore + 1)
+    }
+
+    @MainActor
+    @Test func aWriteOnTheMainActorCallsItsObserversBeforeItReturnsWhoeverWroteIt() throws {
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("a.db"))
+      let setting = try store.liveData("setting", default: Setting(number: 0))
+      let items = try store.collection("list", of: Setting.self)
+      let member = try store.liveData("list/x", default: Setting(number: 0))
+      var seen: [Int] = []
+      var memberSeen: [Int] = []
+      let observer = setting.observeForever(receiveCurrent: false) { seen.append($0.number) }
+      let memberObserver = member.observeForever(receiveCurrent: false) { memberSeen.append($0.number) }
+      defer {
+        observer.cancel()
+        memberObserver.cancel()
+      }
+      let decodedBefore = Setting.decodes.withLock { $0 }
+      try setting.set(Setting(number: 1))
+      #expect(seen == [1])
+      try store.transaction {
+        try setting.set(Setting(number: 2))
+        try items.set(Setting(number: 3), for: "x")
+      }
+      #expect(seen == [1, 2] && memberSeen == [3], "a transaction's writes, before it returned")
+      #expect(Setting.decodes.withLock { $0 } == decodedBefore)
+    }
+  }
+}
