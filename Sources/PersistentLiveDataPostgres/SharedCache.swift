@@ -177,9 +177,6 @@ final class SharedCache: Sendable {
       metadata: ["path": "\(path)"])
   }
 
-  /// Whether the cache is in use (not set aside, nor locked now), opening it if it was not yet.
-  var isUsable: Bool { store != nil }
-
   /// The newest cached row of `key`; nil when the cache does not hold it, is locked or set aside.
   func latestRow(key: String) -> StoredRow? {
     guard let store else { return nil }

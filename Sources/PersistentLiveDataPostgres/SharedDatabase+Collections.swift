@@ -230,13 +230,23 @@ extension SharedDatabase {
   /// Moves the live value of `key` and the collections that hold it to `state`, read from the server;
   /// returns whom to notify.
   func receive(_ state: StoredKeyState, of key: String, onMainActor: Bool = false) -> CommitEffect {
-    let instance = registry.instance(for: key)
-    var effect = instance.map { state.apply(to: $0, onMainActor: onMainActor) } ?? .none
-    // The server answered for the key: it is confirmed before anyone hears of the version it brought.
-    (instance as? any SharedStaleness)?.confirm()
-    if !collections.isEmpty, let change = state.memberChange(key: key, at: Date()) {
-      effect.merge(collections.apply([change], onMainActor: onMainActor))
+    receive([(key, state)], onMainActor: onMainActor)
+  }
+
+  /// ``receive(_:of:onMainActor:)`` of several keys: each live value moves, then the live collections
+  /// that hold any of them move once, as one new version.
+  func receive(_ states: [(key: String, state: StoredKeyState)], onMainActor: Bool = false) -> CommitEffect {
+    var effect = CommitEffect.none
+    var changes: [MemberChange] = []
+    let now = Date()
+    for (key, state) in states {
+      let instance = registry.instance(for: key)
+      if let instance { effect.merge(state.apply(to: instance, onMainActor: onMainActor)) }
+      // The server answered for the key: it is confirmed before anyone hears of the version it brought.
+      (instance as? any SharedStaleness)?.confirm()
+      if !collections.isEmpty, let change = state.memberChange(key: key, at: now) { changes.append(change) }
     }
+    if !changes.isEmpty { effect.merge(collections.apply(changes, onMainActor: onMainActor)) }
     return effect
   }
 }

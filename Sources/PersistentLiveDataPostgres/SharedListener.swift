@@ -206,7 +206,7 @@ struct SharedListener: Sendable {
         }
       }
       group.addTask {
-        try await reads.perform { key in try await bringUp(key, via: route) }
+        try await reads.perform { key in try await bringUp([key], via: route) }
       }
       defer { group.cancelAll() }
       // The first to end is the notifications (the connection dropped) or a read that failed (the
@@ -303,9 +303,7 @@ struct SharedListener: Sendable {
   /// value or collection here is behind on; returns the horizon of the snapshot that found them.
   private func bringUpChanged(since: Int64, via route: ReadRoute) async throws -> Int64 {
     let (horizon, heads) = try await database.changedHeads(since: since, via: route)
-    for (key, version) in heads.values where isBehind(key, version) {
-      try await bringUp(key, via: route)
-    }
+    try await bringUp(heads.values.filter { isBehind($0.key, $0.version) }.map(\.key), via: route)
     return horizon
   }
 
@@ -337,12 +335,14 @@ struct SharedListener: Sendable {
   private func compare(_ live: [any StoredLiveValue], via route: ReadRoute) async throws {
     let byHash = Dictionary(live.map { (KeyHash.of($0.key), $0) }, uniquingKeysWith: { first, _ in first })
     let heads = try await database.heads(of: Array(byHash.keys), via: route)
+    var behind: [String] = []
     for (hash, version) in heads {
-      guard let instance = byHash[hash], version > instance.version,
+      guard let instance = byHash[hash], version > instance.storedVersion,
         database.undecodableVersion(of: instance.key) != version
       else { continue }
-      try await bringUp(instance.key, via: route)
+      behind.append(instance.key)
     }
+    try await bringUp(behind, via: route)
     for instance in live { (instance as? any SharedStaleness)?.confirm() }
   }
 
@@ -375,7 +375,7 @@ struct SharedListener: Sendable {
 
   /// Whether the live value of `key`, or a live collection that holds it, is behind `version`.
   private func isBehind(_ key: String, _ version: Int64) -> Bool {
-    if let instance = database.registry.instance(for: key), version > instance.version,
+    if let instance = database.registry.instance(for: key), version > instance.storedVersion,
       database.undecodableVersion(of: key) != version
     {
       return true
@@ -387,7 +387,13 @@ struct SharedListener: Sendable {
   }
 
   /// Reads the newest state of `key` and moves its live value and the collections that hold it there.
-  private func bringUp(_ key: String, via route: ReadRoute) async throws {
-    database.applyOtherReplicas(try await database.latestState(key: key, via: route), of: key)
+  /// Reads the newest state of each of `keys`, then moves them together: the live collections that hold
+  /// several of them (a transaction's members) take them as one version.
+  private func bringUp(_ keys: [String], via route: ReadRoute) async throws {
+    guard !keys.isEmpty else { return }
+    var states: [(key: String, state: StoredKeyState)] = []
+    states.reserveCapacity(keys.count)
+    for key in keys { states.append((key, try await database.latestState(key: key, via: route))) }
+    database.applyOtherReplicas(states)
   }
 }

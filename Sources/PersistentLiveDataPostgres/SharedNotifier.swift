@@ -248,10 +248,19 @@ extension SharedDatabase {
   /// or a row another replica's notification carried — and notifies their observers. A version this
   /// replica cannot decode is noted, so that it is logged once, not read again at every catch-up.
   func applyOtherReplicas(_ state: StoredKeyState, of key: String) {
-    receive(state, of: key).notifyObservers()
-    guard let instance = registry.instance(for: key) else { return }
-    if case .row(let row) = state, instance.version < row.version {
-      noteUndecodable(key: key, version: row.version)
+    applyOtherReplicas([(key, state)])
+  }
+
+  /// ``applyOtherReplicas(_:of:)`` of several keys read by one catch-up: the live collections that hold
+  /// them move once, as one new version (the members a transaction wrote stay one version), and every
+  /// observer is notified after all of them moved.
+  func applyOtherReplicas(_ states: [(key: String, state: StoredKeyState)]) {
+    receive(states).notifyObservers()
+    for (key, state) in states {
+      guard let instance = registry.instance(for: key) else { continue }
+      if case .row(let row) = state, instance.storedVersion < row.version {
+        noteUndecodable(key: key, version: row.version)
+      }
     }
   }
 }

@@ -58,3 +58,53 @@ struct SharedCommittedWriteTests {
     await a.shutDown()
   }
 }
+
+/// What a catch-up brings: the members one transaction wrote are one new version of a collection here
+/// too, however the replica learnt of them.
+@Suite(
+  .sharedStoreSlot,
+  .enabled(if: postgresAvailable, "no PostgreSQL server here (install postgresql or set PLD_POSTGRES_URL)"))
+struct SharedCatchUpVersionTests {
+  struct Todo: Codable, Sendable, Equatable {
+    var title: String
+  }
+
+  @MainActor
+  @Test func aTransactionOfMembersCaughtUpByALookIsOneCollectionVersion() async throws {
+    let fixture = try await SharedFixture()
+    var options = PostgresStoreOptions()
+    options.catchUpInterval = .seconds(3_600)  // no periodic look during the test
+    let b = fixture.replica(options: options)
+    let todos = try await b.store.collection("todo", of: Todo.self)
+    try await Listeners.expectListening([b], fixture, "b listens before anyone writes")
+    let delivered = Locked<[Int]>([])  // the member count of each delivery
+    let observer = todos.observeForever(receiveCurrent: false) { members in
+      delivered.withLock { $0.append(members.count) }
+    }
+    defer { observer.cancel() }
+    let before = todos.version
+
+    // A writer whose notifications the server refuses: nothing tells b of its transaction.
+    var silent = fixture.configuration
+    silent.username = try await fixture.roleWithTablePrivilegesOnly(canNotify: false)
+    let writer = Replica(configuration: silent, options: options, listening: false)
+    let written = try await writer.store.collection("todo", of: Todo.self)
+    try await writer.store.transaction { transaction in
+      try transaction.set(Todo(title: "milk"), for: "milk", in: written)
+      try transaction.set(Todo(title: "bread"), for: "bread", in: written)
+      try transaction.set(Todo(title: "eggs"), for: "eggs", in: written)
+    }
+    try await Task.sleep(for: .milliseconds(300))
+    #expect(todos.value.isEmpty, "nothing told b yet")
+
+    // A payload of a later release, which b cannot read: b looks at the server now.
+    try await fixture.psql("SELECT pg_notify('pld_changes', E'pld-notify/3\\n{\"keys\":[]}')")
+    #expect(await eventually(.seconds(30)) { todos.value.count == 3 }, "caught up")
+    #expect(todos.version == before + 1, "three members of one transaction, one version")
+    #expect(await eventually { !delivered.withLock { $0.isEmpty } })
+    try await Task.sleep(for: .milliseconds(200))
+    #expect(delivered.withLock { $0 } == [3], "one delivery, of the three")
+    await writer.shutDown()
+    await b.shutDown()
+  }
+}

@@ -31,6 +31,13 @@ enum DurableBenchmark {
       keys = quick ? 200 : 1_000
       idleKeys = quick ? 1_000 : 10_000
       idleSeconds = quick ? 1 : 10
+      // PLD_BENCH_REPLICAS_ONLY=4 measures the replica line 4 × 8 alone (a before/after comparison of one
+      // figure): no writers table, no idle cost.
+      if let only = ProcessInfo.processInfo.environment["PLD_BENCH_REPLICAS_ONLY"].flatMap(Int.init) {
+        writers = []
+        replicas = [only]
+        idleSeconds = 0
+      }
     }
   }
 
@@ -73,7 +80,7 @@ enum DurableBenchmark {
     try printHeader(server: server, settings: settings)
     let writers = try await writersTable(server: server, settings: settings)
     let replicas = try await replicasTable(server: server, settings: settings)
-    let idle = try await idleCost(server: server, settings: settings)
+    let idle = settings.idleSeconds > 0 ? try await idleCost(server: server, settings: settings) : [:]
     let serverTotal = server.dataDirectory.flatMap { serverCPUSeconds(dataDirectory: $0) } ?? 0
     print(
       "Durable run: \(String(format: "%.0f", Date().timeIntervalSince(started))) s; the server's processes used "

@@ -124,8 +124,19 @@ open class StoredCollection<Element: Codable & Sendable>: LiveData<[String: Elem
   ///
   /// - Returns: What to notify once no lock is held; ``CommitEffect/none`` when nothing was newer.
   package func apply(_ changes: [MemberChange], onMainActor: Bool) -> CommitEffect {
-    if changes.count == 1, let change = changes.first { return applyOne(change, onMainActor: onMainActor) }
-    return applyMany(changes, onMainActor: onMainActor)
+    let effect =
+      if changes.count == 1, let change = changes.first {
+        applyOne(change, onMainActor: onMainActor)
+      } else {
+        applyMany(changes, onMainActor: onMainActor)
+      }
+    // A writer on the main actor whose commit reached the collection another way first (a catch-up that
+    // read it before the write returned): its observers still hear of it before the write returns, as
+    // for a live value, and nobody hears of it twice.
+    guard effect.isEmpty, onMainActor, changes.contains(where: { id(of: $0.key) != nil }) else {
+      return effect
+    }
+    return pendingDelivery(onMainActor: true)
   }
 
   /// ``apply(_:onMainActor:)`` of several changes (a transaction's, or what another process committed).

@@ -53,7 +53,7 @@ open class StoredLiveData<Value: Codable & Sendable>: LiveData<Value>, @unchecke
   /// Moves to a row written without this instance (another process, another replica, `pld-tool`), if
   /// it is newer and decodes; returns whom to notify.
   package func receive(_ row: StoredRow, onMainActor: Bool) -> CommitEffect {
-    guard row.version > version, let value = decoding.received(row) else { return .none }
+    guard row.version > storedVersion, let value = decoding.received(row) else { return .none }
     commitTimes.record(row.version, milliseconds: row.writtenAtMilliseconds, attribution: row.attribution)
     return advance(to: value, version: row.version, onMainActor: onMainActor)
   }
@@ -71,7 +71,7 @@ open class StoredLiveData<Value: Codable & Sendable>: LiveData<Value>, @unchecke
   package func receiveCommitted(
     _ value: Value, _ committed: CommittedVersion, onMainActor: Bool
   ) -> CommitEffect {
-    guard committed.version > version else { return pendingDelivery(onMainActor: onMainActor) }
+    guard committed.version > storedVersion else { return pendingDelivery(onMainActor: onMainActor) }
     commitTimes.record(
       committed.version, milliseconds: committed.writtenAtMilliseconds, attribution: committed.attribution)
     let effect = advance(to: value, version: committed.version, onMainActor: onMainActor)
@@ -92,7 +92,7 @@ open class StoredLiveData<Value: Codable & Sendable>: LiveData<Value>, @unchecke
   /// Moves to the default value at the version a removal of the key took, if it is newer than memory.
   /// The removal has no row: its commit time, for versioned observers, is when this instance applies it.
   package func receiveRemoval(version removal: Int64, onMainActor: Bool) -> CommitEffect {
-    guard removal > version else { return .none }
+    guard removal > storedVersion else { return .none }
     commitTimes.record(removal, writtenAt: Date())
     return advance(to: defaultValue, version: removal, onMainActor: onMainActor)
   }

@@ -15,8 +15,9 @@
 package protocol StoredLiveValue: AnyObject, Sendable {
   /// The key the value is stored under.
   var key: String { get }
-  /// The version in memory: a backend asks the store for rows only when it knows of a newer one.
-  var version: Int64 { get }
+  /// The version in memory: a backend asks the store for rows only when it knows of a newer one. (Not
+  /// the public `version`, whose read marks the value as watched by someone.)
+  var storedVersion: Int64 { get }
   /// Moves to `row` if it is newer than memory and decodes; returns whom to notify. A row that does not
   /// decode changes nothing (it stays on disk, untouched).
   func receive(_ row: StoredRow, onMainActor: Bool) -> CommitEffect

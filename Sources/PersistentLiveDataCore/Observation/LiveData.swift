@@ -162,6 +162,13 @@ open class LiveData<Value: Sendable>: @unchecked Sendable {
   /// ```
   public var isInitialized: Bool { version >= 0 }
 
+  /// The version in memory, read as a store reads it: unlike ``version`` it neither registers an
+  /// Observation access nor marks the value as watched (which makes every later write off the main actor
+  /// schedule a main-actor dispatch).
+  package var storedVersion: Int64 {
+    storage.withLock { $0.version }
+  }
+
   /// The value and its version, read together.
   package var snapshot: (value: Value, version: Int64) {
     storage.withLock { ($0.value, $0.version) }

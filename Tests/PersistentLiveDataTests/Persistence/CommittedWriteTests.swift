@@ -3,6 +3,7 @@ import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
+@testable import PersistentLiveDataCore
 
 extension Persistence {
   /// One way a commit reaches memory: the writer hands the key's live value the version with the value
@@ -67,6 +68,21 @@ extension Persistence {
       try items.set(Item(number: 5), for: "a")
       #expect(member.value == Setting(number: 5) && member.version == 1)
       #expect(Setting.decodes.withLock { $0 } == settingsBefore + 1)
+    }
+
+    /// Applying a commit reads the version in memory without marking the value as watched: a value
+    /// nobody reads or observes keeps scheduling no main-actor dispatch, whoever writes it.
+    @Test func applyingACommitDoesNotMakeAnUnwatchedValueScheduleDeliveries() throws {
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("a.db"))
+      let data = try store.liveData("quiet", default: Setting(number: 0))
+      data.storage.withLock { $0.isWatched = false }  // whatever opening it read
+      try data.set(Setting(number: 1))
+      try data.set(Setting(number: 2))
+      _ = try store.setJSON(Data(#"{"number":3}"#.utf8), forKey: "quiet")  // a row decoded by it
+      #expect(data.snapshot.value == Setting(number: 3))
+      let (watched, scheduled) = data.storage.withLock { ($0.isWatched, $0.dispatchScheduled) }
+      #expect(!watched && !scheduled, "nobody to deliver to: nothing scheduled")
     }
 
     @MainActor

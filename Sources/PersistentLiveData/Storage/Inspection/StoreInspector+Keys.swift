@@ -1,4 +1,4 @@
-package import Foundation
+internal import Foundation
 
 /// What is stored under one key: its newest version, how many versions are kept, when it was last written
 /// and how large its value is.
@@ -25,11 +25,6 @@ package struct KeyStatistics: Sendable, Equatable {
   package var totalPayloadSize: Int
   /// The ``/PersistentLiveDataBackend/PersistentValue/schemaVersion`` the newest version was written with.
   package var schemaVersion: Int = 1
-
-  /// When the newest version was written.
-  package var lastWrittenAt: Date {
-    Date(timeIntervalSince1970: Double(lastWrittenAtMilliseconds) / 1000)
-  }
 }
 
 extension StoreInspector {

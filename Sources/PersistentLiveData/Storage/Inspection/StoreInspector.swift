@@ -187,10 +187,4 @@ package final class StoreInspector {
       return detail
     }
   }
-
-  /// Whether the current user may create files in the folder of `path` (`access(2)` with `W_OK`, which
-  /// also reports read-only mounts and immutable folders for root).
-  static func isFolderWritable(of path: String) -> Bool {
-    POSIX.isWritable(POSIX.parentFolder(of: path))
-  }
 }
