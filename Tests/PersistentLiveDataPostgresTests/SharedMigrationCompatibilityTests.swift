@@ -14,6 +14,17 @@ import Testing
 struct SharedMigrationCompatibilityTests {
   /// What the next release would do: add a column, and record its migration with `mark`.
   static func migrateAsANewerRelease(_ fixture: SharedFixture, mark: MigrationCompatibility) async throws {
+    // A replica shut down just before may still have a statement running on the server for a moment (its
+    // change feed's index, built concurrently, which waits for every transaction): this migration, which
+    // locks pld_values, would deadlock with it. Wait until no other session of the database is busy.
+    #expect(
+      await eventually(.seconds(30)) {
+        (try? await fixture.psql(
+          """
+          SELECT count(*) FROM pg_stat_activity
+          WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'
+          """)) == "0"
+      }, "no other session of the database is busy")
     try await fixture.psql(
       """
       ALTER TABLE pld_values ADD COLUMN next_release text;
