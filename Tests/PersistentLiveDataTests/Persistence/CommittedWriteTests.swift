@@ -10,14 +10,9 @@ extension Persistence {
   /// it wrote (`CommittedWrite`), which the live value takes as it is when it has its type — whoever wrote
   /// it (the value itself, a collection, a transaction) — and decodes otherwise, after the lock.
   @Suite struct CommittedWriteTests {
-    /// A value that counts how often it is decoded (each test its own type: tests run in parallel).
-    protocol Counted: Codable, Sendable, Equatable {
-      static var decodes: Locked<Int> { get }
-      var number: Int { get }
-      init(number: Int)
-    }
-
-    struct Item: Counted {
+    /// Values that count how often they are decoded: two types, so that a write of one can meet a live
+    /// value of the other, each with its own counter (tests run in parallel).
+    struct Item: Codable, Sendable, Equatable {
       static let decodes = Locked(0)
       var number: Int
       init(number: Int) { self.number = number }
@@ -27,7 +22,7 @@ extension Persistence {
       }
     }
 
-    struct Setting: Counted {
+    struct Setting: Codable, Sendable, Equatable {
       static let decodes = Locked(0)
       var number: Int
       init(number: Int) { self.number = number }
