@@ -12,6 +12,51 @@
 ///   showAlert("\(error)")
 /// }
 /// ```
+///
+/// The cases come in two groups, by the layer that throws them. Both live in this one enum, which the
+/// backend seam declares, so that `catch PersistentLiveDataError.corrupt(…)` keeps working wherever a
+/// store is used: Swift declares an enum's cases in the enum's own module, never in a module above it.
+///
+/// ## Topics
+///
+/// ### Any backend: values, keys and versions
+///
+/// Thrown by the SQLite store and the PostgreSQL store alike (the seam's decoding, key and version rules).
+///
+/// - ``undecodable(key:version:reason:)``
+/// - ``valueSchemaTooNew(key:version:stored:supported:)``
+/// - ``encodingFailed(key:reason:)``
+/// - ``valueTooDeep(key:depth:)``
+/// - ``typeMismatch(key:existing:requested:)``
+/// - ``invalidKey(key:reason:)``
+/// - ``unknownVersion(key:version:)``
+/// - ``changesPruned(key:since:oldestKept:)``
+///
+/// ### A store file: the SQLite store, and a shared store's local cache
+///
+/// Thrown by the SQLite store about its file, its connection and its transactions.
+///
+/// - ``diskFull(path:)``
+/// - ``readOnly(path:)``
+/// - ``busy(path:)``
+/// - ``corrupt(path:detail:)``
+/// - ``notADatabase(path:)``
+/// - ``foreignDatabase(path:)``
+/// - ``isADirectory(path:)``
+/// - ``symbolicLink(path:)``
+/// - ``fileExists(path:)``
+/// - ``applicationMismatch(path:expected:found:)``
+/// - ``schemaTooNew(path:found:supported:)``
+/// - ``schemaTooOld(path:found:required:)``
+/// - ``readOnlyMigration(path:migration:)``
+/// - ``migrationFailed(path:version:name:reason:)``
+/// - ``storeClosed(path:)``
+/// - ``alreadyOpen(path:)``
+/// - ``cannotOpen(path:code:reason:)``
+/// - ``ioError(path:code:reason:)``
+/// - ``sqlite(path:code:message:)``
+/// - ``versionsExhausted(key:path:)``
+/// - ``notInTransaction(operation:)``
 public enum PersistentLiveDataError: Error, CustomStringConvertible, Equatable, Sendable {
   /// The stored value of `key` at `version` does not decode as the requested type.
   ///

@@ -81,8 +81,9 @@ func quietOptions() -> StoreOptions {
   return options
 }
 
-/// Build 1 of the type the schema tests evolve: Tests/PersistentLiveDataTests/Schema/EvolvingNote.swift has
-/// the same definition (and builds 2 and 3).
+/// Build 1 of the type the schema tests evolve:
+/// Tests/PersistentLiveDataTests/EvolvingValues/EvolvingNote.swift has the same definition (and builds 2
+/// and 3).
 struct NoteV1: Codable, Sendable, Equatable {
   var text: String
   var tags: String

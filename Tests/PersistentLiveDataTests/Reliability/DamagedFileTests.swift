@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 extension Reliability.Timed {
-  /// Damaged files beyond Persistence/FileValidationTests (text, random bytes, short, empty, truncated, one
+  /// Damaged files beyond Store/FileValidationTests (text, random bytes, short, empty, truncated, one
   /// garbage page, newer schema): zeroed pages, random pages over many seeds, each header field, and a
   /// `-wal` that belongs to another database. Each gives a typed error — or opens with its data intact,
   /// where the damage is invisible to SQLite — never a crash, never a silent reset; a refused file is left

@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 extension Reliability.Timed {
-  /// Disk full and read-only media where Persistence/FailedWriteTests does not go: opening and creating
+  /// Disk full and read-only media where Store/FailedWriteTests does not go: opening and creating
   /// stores on a full disk, a checkpoint that finds no room, a file system remounted read-only, a folder
   /// made immutable. Root only (tmpfs mounts, `chattr`); skipped otherwise with the reason.
   @Suite(.serialized) struct DiskFullAndReadOnlyTests {

@@ -11,7 +11,7 @@ import Glibc
 extension Reliability.Timed {
   /// What a store leaves on disk for someone who reads the files: deleted secrets (with
   /// `StoreOptions.secureDelete`), and nothing written through a planted symbolic link. File modes (0600,
-  /// folders 0700) and a database path that is a link are covered by Persistence/StoreFileTests.
+  /// folders 0700) and a database path that is a link are covered by Store/StoreFileTests.
   @Suite struct FileSecurityTests {
     /// Writes a secret, replaces it, prunes it away and checkpoints with TRUNCATE; returns whether the
     /// secret's bytes are still anywhere in the database file or its WAL.

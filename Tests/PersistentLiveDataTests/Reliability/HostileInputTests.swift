@@ -7,7 +7,7 @@ import Testing
 extension Reliability.InjectedFaults {
   /// Keys and values at and past the limits, and rows another SQLite client wrote that the library would
   /// never write: handled with a clear error or a correct round trip, never a crash. (Keys with NUL bytes,
-  /// quotes and SQL are covered by Persistence/KeyTests.)
+  /// quotes and SQL are covered by Store/KeyTests.)
   @Suite struct HostileInputTests {
     static let limit = StoreKey.maximumLength  // 1 MiB of UTF-8
 

@@ -2,11 +2,11 @@ internal import PLDSQLite3
 
 /// An error reported by SQLite: the result code, SQLite's own message and the SQL that failed.
 ///
-/// Every SQLite call in `Storage/` that returns something other than `SQLITE_OK` (or the expected
-/// `SQLITE_ROW`/`SQLITE_DONE` of a step) turns into this error at the call site, through
-/// ``SQLiteError/check(_:db:sql:)``. Connections run with extended result codes on, so
-/// ``extendedCode`` carries the detail (`SQLITE_CONSTRAINT_PRIMARYKEY`, `SQLITE_CANTOPEN_SYMLINK`, …)
-/// and ``code`` the primary code the predicates test.
+/// Every SQLite call of the store (`SQLite/`, `Engine/`, `Migrations/`, `Inspection/`) that returns
+/// something other than `SQLITE_OK` (or the expected `SQLITE_ROW`/`SQLITE_DONE` of a step) turns into
+/// this error at the call site, through ``SQLiteError/check(_:db:sql:)``. Connections run with extended
+/// result codes on, so ``extendedCode`` carries the detail (`SQLITE_CONSTRAINT_PRIMARYKEY`,
+/// `SQLITE_CANTOPEN_SYMLINK`, …) and ``code`` the primary code the predicates test.
 ///
 /// ```swift
 /// do {

@@ -17,7 +17,7 @@ extension ValueSchemas {
       #expect(article.hasPrefix("# Evolving stored values\n"))
       let source = try String(
         contentsOf: Self.root.appendingPathComponent(
-          "Tests/PersistentLiveDataTests/Schema/EvolvingNote.swift"),
+          "Tests/PersistentLiveDataTests/EvolvingValues/EvolvingNote.swift"),
         encoding: .utf8)
       let blocks = source.components(separatedBy: "// Article: begin schema ").dropFirst().map { block in
         let code = block.drop { $0 != "\n" }.dropFirst()

@@ -5,7 +5,7 @@ import Testing
 
 extension MigrationTests {
   @Suite struct MigrationCatalogTests {
-    /// `<package>/Migrations`, found from this file's path (`Tests/PersistentLiveDataTests/Migrations/…`).
+    /// `<package>/Migrations`, found from this file's path (`Tests/PersistentLiveDataTests/Schema/…`).
     static let migrationsFolder = URL(fileURLWithPath: #filePath)
       .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
       .deletingLastPathComponent().appendingPathComponent("Migrations")
