@@ -17,7 +17,7 @@ extension PostgresStore {
   /// ```swift
   /// store.closeLocalCache()
   /// ```
-  package func closeLocalCache() {
+  func closeLocalCache() {
     database.cache?.close()
   }
 }

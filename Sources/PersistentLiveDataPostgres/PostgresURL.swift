@@ -26,7 +26,7 @@ import PostgresNIO
 /// ```
 package struct PostgresURL: Sendable, Equatable {
   /// libpq's `sslmode`, less `allow` (which tries without TLS first).
-  package enum SSLMode: String, Sendable, CaseIterable {
+  enum SSLMode: String, Sendable, CaseIterable {
     case disable
     case prefer
     case require
@@ -37,13 +37,13 @@ package struct PostgresURL: Sendable, Equatable {
   package var host: String?
   package var port: Int
   /// The socket's path, for a URL that names a Unix socket's folder.
-  package var socketPath: String?
+  var socketPath: String?
   package var user: String
   package var password: String?
   package var database: String?
-  package var sslMode: SSLMode
+  var sslMode: SSLMode
   /// `sslrootcert`: a PEM file, or `system`.
-  package var sslRootCert: String?
+  var sslRootCert: String?
 
   /// Reads `text`.
   ///
@@ -210,7 +210,7 @@ package struct PostgresURL: Sendable, Equatable {
 
   /// Why a connection made with this URL failed, in words a user can act on — what TLS refused, and
   /// which rule — or nil when the error is not about TLS. Never holds the password.
-  package func describeTLSFailure(_ error: any Error) -> String? {
+  func describeTLSFailure(_ error: any Error) -> String? {
     let text = String(reflecting: error)
     let place = "\(host ?? "localhost"):\(port)"
     if (error as? PSQLError)?.code == .sslUnsupported || text.contains("sslUnsupported") {

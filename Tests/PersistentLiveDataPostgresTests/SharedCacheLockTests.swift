@@ -1,9 +1,10 @@
 import Foundation
 import PLDTestSupport
 import PersistentLiveData
-import PersistentLiveDataPostgres
 import PersistentLiveDataPostgresTesting
 import Testing
+
+@testable import PersistentLiveDataPostgres
 
 #if canImport(Glibc)
 import Glibc

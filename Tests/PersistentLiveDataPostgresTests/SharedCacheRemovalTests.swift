@@ -1,9 +1,10 @@
 import Foundation
 import PLDTestSupport
 import PersistentLiveData
-import PersistentLiveDataPostgres
 import PersistentLiveDataPostgresTesting
 import Testing
+
+@testable import PersistentLiveDataPostgres
 
 extension ServerFaultSuites {
   /// A key or member removed on the server leaves the local cache too: a replica that starts while the

@@ -1,10 +1,11 @@
 import Foundation
 import PLDTestSupport
 import PersistentLiveData
-import PersistentLiveDataPostgres
 import PersistentLiveDataPostgresTesting
 import PostgresNIO
 import Testing
+
+@testable import PersistentLiveDataPostgres
 
 #if canImport(Glibc)
 import Glibc

@@ -1,8 +1,8 @@
 import Foundation
 import PLDTestSupport
-import PersistentLiveData
 import Testing
 
+@testable import PersistentLiveData
 @testable import PersistentLiveDataPostgres
 
 /// The compatibility promise (README) on a real server: each shared-schema migration records what a replica

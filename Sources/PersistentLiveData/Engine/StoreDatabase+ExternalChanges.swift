@@ -86,13 +86,13 @@ extension StoreDatabase {
 
 /// What the checks for other connections' commits read, for tests and diagnostics: the figure that must
 /// follow what changed, not what is live.
-package struct ExternalCheckStatistics: Sendable {
+struct ExternalCheckStatistics: Sendable {
   /// Checks that found another connection's commit.
   package private(set) var checks = 0
   /// Keys read by the last such check.
-  package private(set) var lastKeysRead = 0
+  private(set) var lastKeysRead = 0
   /// Keys read by all of them.
-  package private(set) var keysRead = 0
+  private(set) var keysRead = 0
 
   mutating func record(keysRead count: Int) {
     checks += 1

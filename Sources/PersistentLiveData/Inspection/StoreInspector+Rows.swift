@@ -62,7 +62,7 @@ extension StoreInspector {
   /// try inspector.removalVersion(of: "session")   // 6: versions 1…6 went with the deletion
   /// ```
   /// - Throws: A ``/PersistentLiveDataBackend/PersistentLiveDataError`` naming the file.
-  package func removalVersion(of key: String) throws -> Int64? {
+  func removalVersion(of key: String) throws -> Int64? {
     guard schemaVersion >= 3 else { return nil }
     return try reading {
       let statement = try connection.cachedStatement(SQL.removedVersion)

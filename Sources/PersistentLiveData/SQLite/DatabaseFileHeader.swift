@@ -10,44 +10,44 @@ package struct DatabaseFileHeader: Sendable, Hashable {
   /// The header's length in bytes.
   package static let length = 100
   /// "The header string: "SQLite format 3\000"" (offset 0, 16 bytes).
-  package static let magic: [UInt8] = Array("SQLite format 3".utf8) + [0]
+  static let magic: [UInt8] = Array("SQLite format 3".utf8) + [0]
 
   /// The page size in bytes, 512…65536 (offset 16; "the value 1 representing a page size of 65536").
   package let pageSize: Int
   /// File format write version (offset 18): 1 legacy/rollback journal, 2 WAL.
-  package let writeVersion: UInt8
+  let writeVersion: UInt8
   /// File format read version (offset 19): 1 legacy/rollback journal, 2 WAL.
-  package let readVersion: UInt8
+  let readVersion: UInt8
   /// File change counter (offset 24).
-  package let fileChangeCounter: UInt32
+  let fileChangeCounter: UInt32
   /// Size of the database in pages (offset 28), only meaningful when ``isInHeaderSizeValid``.
-  package let databaseSizeInPages: UInt32
+  let databaseSizeInPages: UInt32
   /// Schema cookie (offset 40), incremented by every schema change.
-  package let schemaCookie: UInt32
+  let schemaCookie: UInt32
   /// Text encoding (offset 56): 1 UTF-8, 2 UTF-16le, 3 UTF-16be (0 in a file without a schema yet).
-  package let textEncoding: UInt32
+  let textEncoding: UInt32
   /// `PRAGMA user_version` (offset 60).
-  package let userVersion: Int32
+  let userVersion: Int32
   /// `PRAGMA application_id` (offset 68).
-  package let applicationID: Int32
+  let applicationID: Int32
   /// The version-valid-for number (offset 92): the change counter when ``sqliteVersionNumber`` was stored.
-  package let versionValidFor: UInt32
+  let versionValidFor: UInt32
   /// `SQLITE_VERSION_NUMBER` of the library that last wrote the file (offset 96), e.g. 3040001.
-  package let sqliteVersionNumber: UInt32
+  let sqliteVersionNumber: UInt32
 
   /// Whether the file is in WAL mode (write and read versions are 2).
-  package var isWAL: Bool { writeVersion == 2 && readVersion == 2 }
+  var isWAL: Bool { writeVersion == 2 && readVersion == 2 }
 
   /// Whether ``databaseSizeInPages`` can be trusted.
   ///
   /// SQLite: "The in-header database size is only considered to be valid if it is nonzero and if the
   /// 4-byte change counter at offset 24 exactly matches the 4-byte version-valid-for number at offset 92."
-  package var isInHeaderSizeValid: Bool {
+  var isInHeaderSizeValid: Bool {
     databaseSizeInPages != 0 && fileChangeCounter == versionValidFor
   }
 
   /// The database size the header claims, in bytes, when ``isInHeaderSizeValid``.
-  package var expectedFileSize: Int64? {
+  var expectedFileSize: Int64? {
     isInHeaderSizeValid ? Int64(databaseSizeInPages) * Int64(pageSize) : nil
   }
 
@@ -78,7 +78,7 @@ package struct DatabaseFileHeader: Sendable, Hashable {
 }
 
 /// What is at a database path, found without modifying anything (no SQLite involved).
-package enum DatabaseFileStatus: Sendable, Hashable {
+enum DatabaseFileStatus: Sendable, Hashable {
   /// Nothing at the path.
   case missing
   /// A 0-byte file: SQLite treats it as a valid empty database.
@@ -98,7 +98,7 @@ package enum DatabaseFileStatus: Sendable, Hashable {
 }
 
 /// Read-only checks of a database file before SQLite opens it.
-package enum DatabaseFile {
+enum DatabaseFile {
   /// Classifies the file at `path` without following a symbolic link and without writing.
   ///
   /// ```swift
@@ -111,7 +111,7 @@ package enum DatabaseFile {
   /// - Parameter path: The database path.
   /// - Returns: The file's status; a `-wal` file next to it is not considered.
   /// - Throws: ``DatabaseFileError`` when the path exists but cannot be read (permissions, I/O).
-  package static func classify(path: String) throws(DatabaseFileError) -> DatabaseFileStatus {
+  static func classify(path: String) throws(DatabaseFileError) -> DatabaseFileStatus {
     switch POSIX.linkStatus(path) {
     case .failure(let failure):
       if failure.code == POSIX.ErrorCode.noEntry { return .missing }
@@ -165,7 +165,7 @@ package enum DatabaseFile {
   /// ```swift
   /// if case .notSQLite(let size) = status, DatabaseFile.isInterruptedCreation(path: path, fileSize: size) { … }
   /// ```
-  package static func isInterruptedCreation(path: String, fileSize: Int64) -> Bool {
+  static func isInterruptedCreation(path: String, fileSize: Int64) -> Bool {
     guard fileSize > 0, fileSize <= largestPageSize else { return false }
     if case .success(let wal) = POSIX.linkStatus(path + "-wal"), wal.size > 0 { return false }
     let journalPath = path + "-journal"
@@ -184,14 +184,14 @@ package enum DatabaseFile {
   }
 
   /// Whether `path` itself is a symbolic link (`lstat`; a link to a missing target counts).
-  package static func isSymbolicLink(path: String) -> Bool {
+  static func isSymbolicLink(path: String) -> Bool {
     guard case .success(let status) = POSIX.linkStatus(path) else { return false }
     return status.kind == .symbolicLink
   }
 }
 
 /// A file-system call failed while classifying a database file.
-package struct DatabaseFileError: Error, CustomStringConvertible, Sendable, Hashable {
+struct DatabaseFileError: Error, CustomStringConvertible, Sendable, Hashable {
   /// The path examined.
   package let path: String
   /// The call that failed (`lstat`, `open`, `fstat`, `read`).
@@ -218,15 +218,15 @@ package struct DatabaseFileError: Error, CustomStringConvertible, Sendable, Hash
 /// ```swift
 /// let isOfANewDatabase = RollbackJournalHeader(bytes: prefix)?.initialDatabasePages == 0
 /// ```
-package struct RollbackJournalHeader: Sendable, Hashable {
+struct RollbackJournalHeader: Sendable, Hashable {
   /// The bytes read: the header string, the page count, the nonce, and the initial size.
   package static let length = 20
   /// "Header string: 0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7" (offset 0, 8 bytes). SQLite zeroes
   /// it, or deletes the file, when the transaction ends: a journal that still has it is hot.
-  package static let magic: [UInt8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]
+  static let magic: [UInt8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]
 
   /// "Initial size of the database in pages" (offset 16): the size a rollback truncates the file to.
-  package let initialDatabasePages: UInt32
+  let initialDatabasePages: UInt32
 
   /// Parses a header; nil when `bytes` is shorter than ``length`` or lacks the header string.
   package init?(bytes: some Collection<UInt8>) {

@@ -13,7 +13,7 @@ extension SQLiteConnection {
   /// ```
   /// - Throws: ``SQLiteError`` of the destination (full disk, read-only file, …) or for a closed
   ///   connection.
-  package func copyDatabase(into destination: SQLiteConnection) throws {
+  func copyDatabase(into destination: SQLiteConnection) throws {
     guard let source = handle, let target = destination.handle else {
       throw SQLiteError(extendedCode: SQLITE_MISUSE, message: "the connection is closed")
     }

@@ -46,7 +46,7 @@ extension SQLiteConnection {
   }
 
   /// Rows changed since the connection opened (`sqlite3_total_changes64`); 0 when closed.
-  package var totalChanges: Int {
+  var totalChanges: Int {
     guard let handle else { return 0 }
     return Int(sqlite3_total_changes64(handle))
   }
@@ -54,7 +54,7 @@ extension SQLiteConnection {
   /// The rowid of the most recent successful `INSERT` into a rowid table; settable
   /// (`sqlite3_set_last_insert_rowid`): SQL reads it as `last_insert_rowid()`, a value of this connection
   /// alone, which an `INSERT` into a `WITHOUT ROWID` table leaves as it is.
-  package var lastInsertRowID: Int64 {
+  var lastInsertRowID: Int64 {
     get {
       guard let handle else { return 0 }
       return sqlite3_last_insert_rowid(handle)
@@ -87,7 +87,7 @@ extension SQLiteConnection {
   /// the connection is closed or SQLite refuses: it moves with every commit of this connection, and with
   /// another connection's commit as soon as this one begins its next transaction. A function call, no
   /// statement: cheaper than ``dataVersion()``, which moves only for other connections.
-  package var pagerDataVersion: UInt32? {
+  var pagerDataVersion: UInt32? {
     guard let handle else { return nil }
     var version: UInt32 = 0
     guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_DATA_VERSION, &version) == SQLITE_OK else {
@@ -121,7 +121,7 @@ extension SQLiteConnection {
   /// try connection.syncWriteAheadLog()   // every commit so far survives a power loss
   /// ```
   /// - Throws: ``SQLiteError`` (`SQLITE_IOERR_FSYNC`…).
-  package func syncWriteAheadLog() throws {
+  func syncWriteAheadLog() throws {
     let db = try openHandle()
     var file: UnsafeMutablePointer<sqlite3_file>?
     try SQLiteError.check(sqlite3_file_control(db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file), db: db)
@@ -135,14 +135,14 @@ extension SQLiteConnection {
   ///
   /// - Parameter name: A pragma name, optionally schema-qualified (`main.page_size`).
   /// - Throws: ``SQLiteError``; `SQLITE_MISUSE` for a name that is not an identifier.
-  package func pragmaInt(_ name: String) throws -> Int64 {
+  func pragmaInt(_ name: String) throws -> Int64 {
     try scalarInt64("PRAGMA \(Self.checkedPragmaName(name))") ?? 0
   }
 
   /// Reads a text pragma, e.g. `try connection.pragmaText("journal_mode")` → `"wal"`.
   ///
   /// - Throws: ``SQLiteError``; `SQLITE_MISUSE` for a name that is not an identifier.
-  package func pragmaText(_ name: String) throws -> String {
+  func pragmaText(_ name: String) throws -> String {
     try scalarText("PRAGMA \(Self.checkedPragmaName(name))") ?? ""
   }
 
@@ -154,7 +154,7 @@ extension SQLiteConnection {
   ///   - value: An integer, or a keyword made of letters, digits, `_` and `-`.
   /// - Throws: ``SQLiteError``; `SQLITE_MISUSE` for a name or value outside those characters.
   @discardableResult
-  package func setPragma(_ name: String, _ value: String) throws -> String? {
+  func setPragma(_ name: String, _ value: String) throws -> String? {
     guard !value.isEmpty, value.utf8.allSatisfy({ Self.isIdentifierByte($0) || $0 == UInt8(ascii: "-") })
     else {
       throw SQLiteError.misuse("invalid pragma value", sql: "PRAGMA \(name)")
@@ -166,7 +166,7 @@ extension SQLiteConnection {
   ///
   /// - Throws: ``SQLiteError``.
   @discardableResult
-  package func setPragma(_ name: String, _ value: Int64) throws -> String? {
+  func setPragma(_ name: String, _ value: Int64) throws -> String? {
     try scalarText("PRAGMA \(Self.checkedPragmaName(name)) = \(value)")
   }
 
@@ -194,7 +194,7 @@ extension SQLiteConnection {
   ///   - sql: One statement.
   ///   - bindings: Values for parameters 1…n.
   /// - Throws: ``SQLiteError``.
-  package func scalarText(_ sql: String, _ bindings: [SQLiteValue] = []) throws -> String? {
+  func scalarText(_ sql: String, _ bindings: [SQLiteValue] = []) throws -> String? {
     let statement = try cachedStatement(sql)
     defer { statement.reset() }
     try statement.bind(bindings)

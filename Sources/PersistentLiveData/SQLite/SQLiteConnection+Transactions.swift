@@ -22,7 +22,7 @@ extension SQLiteConnection {
   }
 
   /// Whether a transaction is open (`sqlite3_get_autocommit` is 0). False when closed.
-  package var isInTransaction: Bool {
+  var isInTransaction: Bool {
     guard let handle else { return false }
     return sqlite3_get_autocommit(handle) == 0
   }

@@ -131,7 +131,7 @@ package final class SQLiteConnection {
   }
 
   /// Whether ``close()`` has not been called yet.
-  package var isOpen: Bool { handle != nil }
+  var isOpen: Bool { handle != nil }
 
   /// Finalizes the cached statements and closes the connection. Idempotent.
   ///
@@ -155,7 +155,7 @@ package final class SQLiteConnection {
   /// closes, so that the database file and its `-wal` are left exactly as they are (for a file that is
   /// being refused: copying the WAL into a damaged or foreign file and deleting it would destroy what a
   /// recovery tool needs). Idempotent.
-  package func closeWithoutCheckpoint() {
+  func closeWithoutCheckpoint() {
     if let handle { _ = pld_sqlite_set_no_checkpoint_on_close(handle, 1) }
     close()
   }
@@ -215,7 +215,7 @@ package final class SQLiteConnection {
   /// it under you.
   ///
   /// - Throws: as ``prepare(_:)``.
-  package func cachedStatement(_ sql: String) throws -> SQLiteStatement {
+  func cachedStatement(_ sql: String) throws -> SQLiteStatement {
     if let statement = statementCache[sql] {
       statement.reset()
       statement.clearBindings()
@@ -235,7 +235,7 @@ package final class SQLiteConnection {
   /// let statement = try connection.cachedStatement(Self.insert)
   /// ```
   /// - Throws: as ``prepare(_:)``.
-  package func cachedStatement(_ slotted: SlottedSQL) throws -> SQLiteStatement {
+  func cachedStatement(_ slotted: SlottedSQL) throws -> SQLiteStatement {
     if slotted.slot < slottedStatements.count, let statement = slottedStatements[slotted.slot] {
       statement.reset()
       statement.clearBindings()
@@ -250,7 +250,7 @@ package final class SQLiteConnection {
   }
 
   /// The number of statements in the cache.
-  package var cachedStatementCount: Int { statementCache.count }
+  var cachedStatementCount: Int { statementCache.count }
 
   private func prepare(_ sql: String, persistent: Bool) throws -> SQLiteStatement {
     let db = try openHandle(sql: sql)

@@ -17,13 +17,13 @@ internal import PLDSQLite3
 /// ```
 package struct SQLiteError: Error, CustomStringConvertible, Sendable, Hashable {
   /// The extended result code, e.g. 1555 (`SQLITE_CONSTRAINT_PRIMARYKEY`).
-  package let extendedCode: Int32
+  let extendedCode: Int32
   /// `sqlite3_errmsg` at the time of the failure, or a message of this package for misuse it detects itself.
   package let message: String
   /// The SQL being prepared or run, when there was one.
   package let sql: String?
   /// The operating system's `errno` behind an I/O or open failure (`sqlite3_system_errno`), or 0.
-  package var systemErrno: Int32 = 0
+  var systemErrno: Int32 = 0
 
   /// The primary result code (the low 8 bits of ``extendedCode``), e.g. 19 (`SQLITE_CONSTRAINT`).
   package var code: Int32 { extendedCode & 0xFF }
@@ -52,7 +52,7 @@ package struct SQLiteError: Error, CustomStringConvertible, Sendable, Hashable {
   }
 
   /// SQLite's English description of a result code (`sqlite3_errstr`).
-  package static func codeDescription(_ code: Int32) -> String {
+  static func codeDescription(_ code: Int32) -> String {
     guard let text = sqlite3_errstr(code) else { return "unknown error" }
     return String(cString: text)
   }
@@ -62,43 +62,43 @@ package struct SQLiteError: Error, CustomStringConvertible, Sendable, Hashable {
 
 extension SQLiteError {
   /// `SQLITE_BUSY` (5): another connection holds a lock and the busy timeout ran out.
-  package var isBusy: Bool { code == SQLITE_BUSY }
+  var isBusy: Bool { code == SQLITE_BUSY }
   /// `SQLITE_LOCKED` (6): a conflict inside this connection (e.g. dropping a table being read).
-  package var isLocked: Bool { code == SQLITE_LOCKED }
+  var isLocked: Bool { code == SQLITE_LOCKED }
   /// `SQLITE_FULL` (13): the disk or the file system quota is full.
-  package var isFull: Bool { code == SQLITE_FULL }
+  var isFull: Bool { code == SQLITE_FULL }
   /// `SQLITE_READONLY` (8): a write on a read-only connection, file or directory.
   package var isReadOnly: Bool { code == SQLITE_READONLY }
   /// `SQLITE_CORRUPT` (11): the file's content is malformed.
-  package var isCorrupt: Bool { code == SQLITE_CORRUPT }
+  var isCorrupt: Bool { code == SQLITE_CORRUPT }
   /// `SQLITE_NOTADB` (26): the file is not an SQLite database.
-  package var isNotADatabase: Bool { code == SQLITE_NOTADB }
+  var isNotADatabase: Bool { code == SQLITE_NOTADB }
   /// `SQLITE_CANTOPEN` (14): the file is missing, unreachable, or a symbolic link (`SQLITE_OPEN_NOFOLLOW`).
-  package var isCantOpen: Bool { code == SQLITE_CANTOPEN }
+  var isCantOpen: Bool { code == SQLITE_CANTOPEN }
   /// `SQLITE_IOERR` (10): the operating system reported an I/O error.
-  package var isIOError: Bool { code == SQLITE_IOERR }
+  var isIOError: Bool { code == SQLITE_IOERR }
 
   /// An I/O or open failure because the file system refused to write: `EPERM` (an immutable file),
   /// `EACCES` or `EROFS` (a read-only mount).
-  package var isWriteRefusedBySystem: Bool {
+  var isWriteRefusedBySystem: Bool {
     (code == SQLITE_IOERR || code == SQLITE_CANTOPEN)
       && [POSIX.ErrorCode.notPermitted, POSIX.ErrorCode.accessDenied, POSIX.ErrorCode.readOnlyFileSystem]
         .contains(systemErrno)
   }
   /// `SQLITE_CONSTRAINT` (19): a `PRIMARY KEY`, `UNIQUE`, `NOT NULL` or `CHECK` constraint failed.
-  package var isConstraint: Bool { code == SQLITE_CONSTRAINT }
+  var isConstraint: Bool { code == SQLITE_CONSTRAINT }
   /// `SQLITE_CANTOPEN_SYMLINK`: the path names a symbolic link and the connection refuses to follow it.
-  package var isSymlinkRefused: Bool { extendedCode == Self.cantOpenSymlink }
+  var isSymlinkRefused: Bool { extendedCode == Self.cantOpenSymlink }
 
   /// `SQLITE_IOERR` (10), for errors built outside this folder (which does not import the C module).
-  package static let ioErrorCode: Int32 = SQLITE_IOERR
+  static let ioErrorCode: Int32 = SQLITE_IOERR
 
   /// `SQLITE_FULL` (13), for errors built outside this folder.
-  package static let fullCode: Int32 = SQLITE_FULL
+  static let fullCode: Int32 = SQLITE_FULL
 
   /// `SQLITE_READONLY_ROLLBACK` (776): a read-only connection found a hot rollback journal it cannot
   /// replay. The header defines it as `(SQLITE_READONLY | (3<<8))`, a macro Swift does not import.
-  package static let readOnlyRollbackCode: Int32 = SQLITE_READONLY | (3 << 8)
+  static let readOnlyRollbackCode: Int32 = SQLITE_READONLY | (3 << 8)
 
   /// `SQLITE_CANTOPEN_SYMLINK` (1550). The header defines it as `(SQLITE_CANTOPEN | (6<<8))`, a macro
   /// Swift does not import.

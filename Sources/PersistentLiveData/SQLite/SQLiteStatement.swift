@@ -108,7 +108,7 @@ package final class SQLiteStatement {
   /// a `String` first. The store keeps JSON payloads as TEXT so that SQLite's JSON functions read them.
   ///
   /// - Throws: ``SQLiteError`` (`SQLITE_RANGE`, `SQLITE_TOOBIG`).
-  package func bindText(_ utf8: Data, at index: Int) throws {
+  func bindText(_ utf8: Data, at index: Int) throws {
     let stmt = try liveHandle()
     let rc = utf8.withUnsafeBytes { bytes -> Int32 in
       guard let base = bytes.baseAddress, !bytes.isEmpty else {
@@ -127,7 +127,7 @@ package final class SQLiteStatement {
   /// NULL when `sqlite3_bind_blob` gets a NULL data pointer, which an empty buffer may have.
   ///
   /// - Throws: ``SQLiteError`` (`SQLITE_RANGE`, `SQLITE_TOOBIG`).
-  package func bindBlob(_ bytes: UnsafeRawBufferPointer, at index: Int) throws {
+  func bindBlob(_ bytes: UnsafeRawBufferPointer, at index: Int) throws {
     let stmt = try liveHandle()
     let rc: Int32
     if let base = bytes.baseAddress, !bytes.isEmpty {
@@ -156,7 +156,7 @@ package final class SQLiteStatement {
   /// Binds SQL NULL to parameter `index` (1-based).
   ///
   /// - Throws: ``SQLiteError`` (`SQLITE_RANGE` for an index out of range).
-  package func bindNull(at index: Int) throws {
+  func bindNull(at index: Int) throws {
     let stmt = try liveHandle()
     try SQLiteError.check(sqlite3_bind_null(stmt, Int32(clamping: index)), db: db, sql: sql)
   }
@@ -187,7 +187,7 @@ package final class SQLiteStatement {
   }
 
   /// The number of parameters (`?`) in the statement.
-  package var parameterCount: Int {
+  var parameterCount: Int {
     guard let handle else { return 0 }
     return Int(sqlite3_bind_parameter_count(handle))
   }
@@ -236,20 +236,20 @@ package final class SQLiteStatement {
   }
 
   /// Sets every parameter back to NULL.
-  package func clearBindings() {
+  func clearBindings() {
     if let handle { sqlite3_clear_bindings(handle) }
   }
 
   // MARK: Columns
 
   /// The number of columns in a result row.
-  package var columnCount: Int {
+  var columnCount: Int {
     guard let handle else { return 0 }
     return Int(sqlite3_column_count(handle))
   }
 
   /// The name of column `index` (0-based), or `""` if out of range.
-  package func columnName(_ index: Int) -> String {
+  func columnName(_ index: Int) -> String {
     guard let handle, let name = sqlite3_column_name(handle, Int32(clamping: index)) else { return "" }
     return String(cString: name)
   }
@@ -265,7 +265,7 @@ package final class SQLiteStatement {
   }
 
   /// Column `index` (0-based) as a 64-bit integer (NULL reads as 0).
-  package func int64(_ index: Int) -> Int64 {
+  func int64(_ index: Int) -> Int64 {
     guard let handle else { return 0 }
     return sqlite3_column_int64(handle, Int32(clamping: index))
   }

@@ -9,7 +9,7 @@ internal import Synchronization
 ///   static let latest = SlottedSQL("SELECT max(version) FROM pld_values WHERE key = ?")
 /// }
 /// ```
-package struct SlottedSQL: Sendable {
+struct SlottedSQL: Sendable {
   /// The statement's text.
   package let sql: String
   /// Its position in each connection's slots.

@@ -47,7 +47,7 @@ package struct Migration: Sendable, Hashable {
   }
 
   /// `0010_name`: a migration's version, four digits at least, and its name, as its file is named.
-  package static func fileStem(version: Int, name: String) -> String {
+  static func fileStem(version: Int, name: String) -> String {
     let digits = String(version)
     return String(repeating: "0", count: max(0, 4 - digits.count)) + digits + "_" + name
   }

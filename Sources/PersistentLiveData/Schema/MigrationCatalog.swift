@@ -6,7 +6,7 @@
 /// with the folder's listing, so a new file cannot be forgotten.
 ///
 /// Adding a migration: add the file, its `.embedInCode` line, and a row to ``files``.
-package enum MigrationCatalog {
+enum MigrationCatalog {
   /// File name and embedded bytes of every migration, in version order.
   static let files: [(fileName: String, bytes: [UInt8])] = [
     ("0001_initial_schema.sql", PackageResources._001_initial_schema_sql),
@@ -43,8 +43,8 @@ package enum MigrationCatalog {
   ]
 
   /// The file names of ``files``, for the catalog test.
-  package static var fileNames: [String] { files.map(\.fileName) }
+  static var fileNames: [String] { files.map(\.fileName) }
 
   /// The newest schema version this library knows (0 if the catalog were empty).
-  package static var latestVersion: Int { migrations.last?.version ?? 0 }
+  static var latestVersion: Int { migrations.last?.version ?? 0 }
 }

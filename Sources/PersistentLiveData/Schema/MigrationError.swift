@@ -4,7 +4,7 @@
 /// do { try Migrator().migrate(connection) }
 /// catch MigrationError.schemaTooNew(let found, let supported) { … }
 /// ```
-package enum MigrationError: Error, CustomStringConvertible, Sendable, Hashable {
+enum MigrationError: Error, CustomStringConvertible, Sendable, Hashable {
   /// The file was written by a newer version of the library; nothing was changed.
   case schemaTooNew(found: Int, supported: Int)
   /// The file belongs to another application: its `application_id` is not ours, or it has no

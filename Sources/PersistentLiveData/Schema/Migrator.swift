@@ -17,11 +17,11 @@ internal import Foundation
 /// try connection.setPragma("journal_mode", "WAL")   // not allowed inside a transaction: do it first
 /// try Migrator().migrate(connection)
 /// ```
-package struct Migrator: Sendable {
+struct Migrator: Sendable {
   /// `PRAGMA application_id` of every PersistentLiveData store: `0x504C4431`, "PLD1" in ASCII.
-  package static let applicationID: Int32 = 0x504C_4431
+  static let applicationID: Int32 = 0x504C_4431
   /// The newest schema version of the embedded catalog.
-  package static var latestVersion: Int { MigrationCatalog.latestVersion }
+  static var latestVersion: Int { MigrationCatalog.latestVersion }
 
   /// The migrations this migrator applies, ordered by version.
   package let migrations: [Migration]
@@ -57,7 +57,7 @@ package struct Migrator: Sendable {
   /// - Throws: ``MigrationError/schemaTooNew(found:supported:)``,
   ///   ``MigrationError/foreignDatabase(applicationID:)``,
   ///   ``MigrationError/invalidMigrationList(versions:)``, or ``SQLiteError``.
-  package func pendingMigrations(for connection: SQLiteConnection) throws -> [Migration] {
+  func pendingMigrations(for connection: SQLiteConnection) throws -> [Migration] {
     try validateList()
     let current = try checkedSchemaVersion(of: connection)
     return migrations.filter { $0.version > current }
@@ -74,7 +74,7 @@ package struct Migrator: Sendable {
   /// - Throws: ``MigrationError`` (nothing changed) or ``SQLiteError`` from the failing migration, which is
   ///   rolled back; the migrations before it stay applied.
   @discardableResult
-  package func migrate(_ connection: SQLiteConnection) throws -> [Migration] {
+  func migrate(_ connection: SQLiteConnection) throws -> [Migration] {
     var applied: [Migration] = []
     for migration in try pendingMigrations(for: connection) {
       let didApply = try connection.inTransaction(.immediate) { () throws -> Bool in

@@ -60,7 +60,7 @@ package enum StoreFileValidator {
     case interruptedCreation
 
     /// Whether the content check must run `PRAGMA quick_check` whatever the caller asked.
-    package var needsIntegrityCheck: Bool {
+    var needsIntegrityCheck: Bool {
       switch self {
       case .databaseCompletedByWAL, .pageOneInWAL, .interruptedCreation: true
       case .missing, .empty, .database: false
@@ -182,7 +182,7 @@ package enum StoreFileValidator {
   /// ```swift
   /// let keepWAL = StoreFileValidator.hasWriteAheadLog(path)   // close without checkpoint if refused
   /// ```
-  package static func hasWriteAheadLog(_ path: String) -> Bool {
+  static func hasWriteAheadLog(_ path: String) -> Bool {
     guard case .success(let status) = POSIX.linkStatus(path + "-wal") else { return false }
     return status.kind == .regular && status.size > 0
   }
@@ -200,7 +200,7 @@ package enum StoreFileValidator {
   ///   - connection: An open connection to the database.
   ///   - supportedVersion: The newest schema version the caller knows.
   /// - Throws: ``SQLiteError`` (`SQLITE_NOTADB`, `SQLITE_CORRUPT`, I/O errors …).
-  package static func identify(_ connection: SQLiteConnection, supportedVersion: Int) throws -> Identity {
+  static func identify(_ connection: SQLiteConnection, supportedVersion: Int) throws -> Identity {
     // One snapshot for the three reads: another process may create the store (application id, version
     // and tables in one transaction) between them, and a mix of before and after reads as foreign.
     guard connection.isInTransaction else {
@@ -269,7 +269,7 @@ package enum StoreFileValidator {
   ///   `corrupt` naming `path`; the ``SQLiteError`` of a read that failed (`SQLITE_NOTADB`, `SQLITE_CORRUPT`,
   ///   a `-shm` file that cannot be created …), for the caller to act on or map with
   ///   `StoreErrors.map(_:path:)`.
-  package static func checkContents(
+  static func checkContents(
     of connection: SQLiteConnection, path: String, file: FileVerdict, verifyingIntegrity: Bool
   ) throws -> Contents {
     let identity = try identify(connection, supportedVersion: Migrator.latestVersion)

@@ -163,7 +163,7 @@ extension PersistentStore {
   /// ```swift
   /// let before = store.externalCheckStatistics.keysRead
   /// ```
-  package var externalCheckStatistics: ExternalCheckStatistics {
+  var externalCheckStatistics: ExternalCheckStatistics {
     database.externalCheckStatistics.withLock { $0 }
   }
 }

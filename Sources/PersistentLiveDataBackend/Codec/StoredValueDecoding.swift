@@ -92,7 +92,7 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
   /// `row`'s value, or nil when it does not decode: reported (an event and a warning) under every
   /// policy, for a collection's member written elsewhere. A member that does not decode keeps its last
   /// value; the caller reports each version once.
-  package func memberValue(_ row: StoredRow) -> Value? {
+  func memberValue(_ row: StoredRow) -> Value? {
     do {
       let value = try decode(row)
       instrumentation?.received(writtenAtMilliseconds: row.writtenAtMilliseconds)
@@ -226,7 +226,7 @@ package struct StoredValueDecoding<Value: Codable & Sendable>: Sendable {
   /// - Throws: ``PersistentLiveDataError/undecodable(key:version:reason:)`` or
   ///   ``PersistentLiveDataError/valueSchemaTooNew(key:version:stored:supported:)`` under
   ///   ``DecodeFailurePolicy/throwError``.
-  package func historyValue(_ row: StoredRow) throws -> Value? {
+  func historyValue(_ row: StoredRow) throws -> Value? {
     do {
       return try decode(row)
     } catch {

@@ -133,7 +133,7 @@ package final class StoreInstrumentation: Sendable {
   }
 
   /// Counts a stored version that did not decode (`pld.undecodable`).
-  package func countUndecodable() {
+  func countUndecodable() {
     metrics?.undecodable.increment()
   }
 
@@ -150,13 +150,13 @@ package final class StoreInstrumentation: Sendable {
   // MARK: Spans
 
   /// The span of a PostgreSQL catch-up.
-  package static let catchUpSpanName = "pld.catch_up"
+  static let catchUpSpanName = "pld.catch_up"
   /// The attribute naming the backend, after OpenTelemetry's database conventions.
-  package static let systemAttribute = "db.system.name"
+  static let systemAttribute = "db.system.name"
   /// The attribute carrying ``TraceKeyHash`` of the key.
-  package static let keyHashAttribute = "pld.key.hash"
+  static let keyHashAttribute = "pld.key.hash"
   /// The attribute carrying the key itself, only with `tracesKeys`.
-  package static let keyAttribute = "pld.key"
+  static let keyAttribute = "pld.key"
 
   private func startSpan(_ operation: WriteOperation, key: String?, tracer: any Tracer) -> any Span {
     let span = tracer.startSpan(
@@ -197,7 +197,7 @@ package final class StoreInstrumentation: Sendable {
 /// ```swift
 /// TraceKeyHash.of("theme")   // "…16 hexadecimal digits…"
 /// ```
-package enum TraceKeyHash {
+enum TraceKeyHash {
   package static func of(_ key: String) -> String {
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325
     for byte in key.utf8 {

@@ -33,7 +33,7 @@ package enum WriteOperation: Int, CaseIterable, Sendable {
   }
 
   /// The name of the call's span.
-  package var spanName: String { "pld." + name }
+  var spanName: String { "pld." + name }
 }
 
 /// The metric handles of one store (the MetricsAndTraces article), created once when the store opens: a call
@@ -52,15 +52,15 @@ package final class StoreMetrics: Sendable {
   /// `pld.write.errors` by operation.
   let writeErrors: [Counter?]
   /// `pld.commit.duration`: each SQLite `COMMIT`, its sync included (SQLite only).
-  package let commitDuration: Timer?
+  let commitDuration: Timer?
   /// `pld.group_commit.size`: writes per group-commit transaction (SQLite only).
-  package let groupCommitSize: Recorder?
+  let groupCommitSize: Recorder?
   /// `pld.update.retries`: an `update` transform run again after a conflict.
-  package let updateRetries: Counter
+  let updateRetries: Counter
   /// `pld.versions.received`: versions learned from another process or replica.
-  package let versionsReceived: Counter
+  let versionsReceived: Counter
   /// `pld.delivery.delay`: from the other writer's commit (`writtenAt`) to this process's observers.
-  package let deliveryDelay: Timer
+  let deliveryDelay: Timer
   /// `pld.undecodable`: a stored version that did not decode.
   package let undecodable: Counter
   /// `pld.postgres.reconnects`: the listener connected again after losing its connection (PostgreSQL only).

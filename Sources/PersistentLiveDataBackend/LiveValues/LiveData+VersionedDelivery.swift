@@ -31,7 +31,7 @@ extension LiveData {
   ///   - onChange: Called on the main actor with each delivered version.
   /// - Returns: The observer registered here; remove or cancel it to stop.
   @MainActor
-  package func registerVersioned(
+  func registerVersioned(
     owner: AnyObject?, receiveCurrent: Bool, commitTimes: CommitTimes,
     _ onChange: @escaping @MainActor (Versioned<Value>) -> Void
   ) -> Observer<Value> {

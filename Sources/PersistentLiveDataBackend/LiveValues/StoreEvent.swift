@@ -92,7 +92,7 @@ public enum StoreEvent: Sendable, Equatable {
 /// ```
 package final class StoreEventHub: Sendable {
   /// Events kept per stream for a reader that falls behind (older ones are dropped).
-  package static let bufferSize = 256
+  static let bufferSize = 256
 
   private struct State {
     var nextID = 0

@@ -41,11 +41,11 @@ package final class CommitTimes: Sendable {
   }
 
   /// How many versions the ledger remembers.
-  package static var keptVersions: Int { 32 }
+  static var keptVersions: Int { 32 }
 
   /// The `writtenAt` of version 0, the default no write has replaced yet, and of a version whose commit
   /// time is nowhere to be found: 1970-01-01T00:00:00Z, the zero of the store's `written_at` column.
-  package static let unwritten = Date(timeIntervalSince1970: 0)
+  static let unwritten = Date(timeIntervalSince1970: 0)
 
   private let source: Source
   private let state = Locked(State())
@@ -103,7 +103,7 @@ package final class CommitTimes: Sendable {
   ///   - version: The version whose commit time no delivery could find.
   ///   - stillNeeded: Whether the time is still wanted (the live value is alive and still at `version`).
   ///   - then: Called on the main actor once the time is recorded, or once it is no longer needed.
-  package func fetch(
+  func fetch(
     _ version: Int64, while stillNeeded: @escaping @Sendable () -> Bool,
     then: @escaping @MainActor @Sendable () -> Void
   ) {

@@ -44,7 +44,7 @@ extension Dictionary where Key == StoreKey {
 
 extension StoreKey {
   /// The longest key either store accepts: 1 MiB of UTF-8.
-  package static let maximumLength = 1 << 20
+  static let maximumLength = 1 << 20
 
   /// Checks the rules every store has for a key: non-empty, at most ``maximumLength`` bytes of UTF-8.
   ///

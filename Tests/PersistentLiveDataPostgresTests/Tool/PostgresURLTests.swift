@@ -1,6 +1,7 @@
 import Foundation
-import PersistentLiveDataPostgres
 import Testing
+
+@testable import PersistentLiveDataPostgres
 
 /// `postgres://` URLs as `pld-tool --postgres` reads them: host or socket, libpq's `sslmode`
 /// and `sslrootcert`, the password from `PGPASSWORD`, and never the password in what is printed.

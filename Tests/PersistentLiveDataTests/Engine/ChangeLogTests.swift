@@ -1,7 +1,8 @@
 import Foundation
 import PLDTestSupport
-import PersistentLiveData
 import Testing
+
+@testable import PersistentLiveData
 
 /// Another connection's commit costs what it changed: the store reads the keys the change log names,
 /// not every live key, and nothing is missed when the log cannot tell.

@@ -5,6 +5,7 @@ import Testing
 import Tracing
 
 @testable import PersistentLiveData
+@testable import PersistentLiveDataBackend
 
 /// The spans of the MetricsAndTraces article for the SQLite store, recorded by swift-distributed-tracing's in-memory tracer
 /// bound with `withTracer` where each test opens its store (nothing is bootstrapped for the process).

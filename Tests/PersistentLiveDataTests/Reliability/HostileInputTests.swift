@@ -3,6 +3,7 @@ import PLDTestSupport
 import Testing
 
 @testable import PersistentLiveData
+@testable import PersistentLiveDataBackend
 
 extension Reliability.InjectedFaults {
   /// Keys and values at and past the limits, and rows another SQLite client wrote that the library would

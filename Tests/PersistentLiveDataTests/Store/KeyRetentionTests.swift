@@ -1,7 +1,8 @@
 import Foundation
 import PLDTestSupport
-import PersistentLiveData
 import Testing
+
+@testable import PersistentLiveData
 
 /// Per-key retention (`liveData(_:default:retention:)`): recorded by the file, so it outlives the
 /// instance, the process and the store option of whoever writes the key.

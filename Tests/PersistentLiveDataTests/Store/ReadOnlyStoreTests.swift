@@ -1,7 +1,8 @@
 import Foundation
 import PLDTestSupport
-import PersistentLiveData
 import Testing
+
+@testable import PersistentLiveData
 
 /// `StoreOptions.readOnly`: never creates, migrates or writes; every write throws `readOnly` with
 /// nothing run; other processes' writes are seen; a file whose folder cannot be written opens.

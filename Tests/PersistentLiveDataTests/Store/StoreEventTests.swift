@@ -4,6 +4,8 @@ import PLDTestSupport
 import PersistentLiveData
 import Testing
 
+@testable import PersistentLiveDataBackend
+
 /// `PersistentStore.events()`: what would reach only a logger reaches the app.
 @Suite(.timeLimit(deadlockTimeLimit)) struct StoreEventTests {
   @Test func aVersionWrittenElsewhereThatDoesNotDecodeIsAnEvent() async throws {

@@ -4,6 +4,7 @@ import PersistentLiveDataTesting
 import Testing
 
 @testable import PersistentLiveData
+@testable import PersistentLiveDataBackend
 
 extension Persistence {
   /// `observeVersioned(owner:_:)` and `observeVersionedForever(_:)`: each delivery is one version — its

@@ -1,8 +1,8 @@
 import Foundation
 import PLDTestSupport
-import PersistentLiveData
 import Testing
 
+@testable import PersistentLiveData
 @testable import pld_tool
 
 /// A value written by `pld-tool` is stored in the bytes an app's `set` of an equal value stores: object

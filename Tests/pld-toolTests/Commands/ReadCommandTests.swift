@@ -1,8 +1,8 @@
 import Foundation
 import PLDTestSupport
-import PersistentLiveData
 import Testing
 
+@testable import PersistentLiveData
 @testable import pld_tool
 
 /// `inspect`, `keys`, `get`, `history` run in process against stores written by the library: what they

@@ -1,8 +1,8 @@
 import Foundation
 import PLDTestSupport
-import PersistentLiveData
 import Testing
 
+@testable import PersistentLiveData
 @testable import pld_tool
 
 /// `set`, `rollback`, `prune` write through the library: an application's store sees the same
