@@ -36,6 +36,11 @@ final class StoreBackgroundWork: Sendable {
     let check: @Sendable () -> Void
     /// Checkpoints if due; returns whether one is still pending (writes have not paused yet).
     let checkpoint: @Sendable () -> Bool
+    /// ``hasNewCommit`` if the store's lock is free at once; nil while this store's own write holds it.
+    /// A woken check asks this first, so that it never waits for the writer's lock: the writer would
+    /// then have to wake it as it lets go (a system call and an inter-processor wake-up, measured at
+    /// ~5 % of a small `.normal` `set` while a check per millisecond ran beside it).
+    var hasNewCommitIfIdle: (@Sendable () -> Bool?)? = nil
   }
 
   /// How often each trigger ran the check, and whether the file is watched (for tests and the log).
@@ -66,6 +71,8 @@ final class StoreBackgroundWork: Sendable {
     var lastOwnCommit: UInt64 = 0
     /// Whether a check deferred by ``wake()`` during this store's own writes is armed.
     var isDeferredCheckArmed = false
+    /// Woken checks in a row that found the store's lock held by its own write and looked again later.
+    var busyChecks = 0
     var statistics = Statistics()
   }
 
@@ -180,6 +187,11 @@ final class StoreBackgroundWork: Sendable {
   /// and a check per write would contend with the writer for the store's lock.
   static let ownWriteDeferralNanoseconds: UInt64 = 1_000_000
 
+  /// How many woken checks in a row may find the lock held by this store's own write and look again a
+  /// deferral later; the next one waits for the lock. So another process's commit during a long burst
+  /// of this store's writes is found at most this many milliseconds later than without the skips.
+  static let busyCheckLimit = 3
+
   /// Called after each commit of this store (under its lock: only records the time).
   func noteOwnCommit() {
     let now = DispatchTime.now().uptimeNanoseconds
@@ -206,17 +218,7 @@ final class StoreBackgroundWork: Sendable {
       state.isCheckQueued = true
       return (true, false)
     }
-    if action.deferred {
-      queue.asyncAfter(deadline: .now() + .nanoseconds(Int(Self.ownWriteDeferralNanoseconds))) {
-        [weak self] in
-        guard let self else { return }
-        let (work, generation) = state.withLock { state in
-          state.isDeferredCheckArmed = false
-          return (state.work, state.wakeGeneration)
-        }
-        runWokenCheck(work, generation: generation, followUp: 0)
-      }
-    }
+    if action.deferred { runDeferredCheck() }
     guard action.immediate else { return }
     queue.async { [weak self] in
       guard let self else { return }
@@ -233,8 +235,29 @@ final class StoreBackgroundWork: Sendable {
   /// newer wake-up started its own series.
   private func runWokenCheck(_ work: Work?, generation: UInt64, followUp: Int) {
     guard let work else { return }
-    state.withLock { $0.statistics.wokenChecks += 1 }
-    if work.hasNewCommit() {
+    let waits = state.withLock { state in
+      state.statistics.wokenChecks += 1
+      return state.busyChecks >= Self.busyCheckLimit
+    }
+    let answer: Bool?
+    if !waits, let ifIdle = work.hasNewCommitIfIdle {
+      answer = ifIdle()
+    } else {
+      answer = work.hasNewCommit()
+    }
+    guard let found = answer else {
+      // This store's own write holds the lock: look again a deferral later instead of waiting for it.
+      let armed = state.withLock { state -> Bool in
+        state.busyChecks += 1
+        guard !state.isDeferredCheckArmed else { return false }
+        state.isDeferredCheckArmed = true
+        return true
+      }
+      if armed { runDeferredCheck() }
+      return
+    }
+    state.withLock { $0.busyChecks = 0 }
+    if found {
       state.withLock { $0.statistics.appliedChecks += 1 }
       work.check()
       if !work.hasNewCommit() { return }
@@ -244,6 +267,20 @@ final class StoreBackgroundWork: Sendable {
       guard let self else { return }
       let work = state.withLock { $0.wakeGeneration == generation ? $0.work : nil }
       runWokenCheck(work, generation: generation, followUp: followUp + 1)
+    }
+  }
+
+  /// Runs a check ``ownWriteDeferralNanoseconds`` from now, for the newest wake-up by then (the caller
+  /// armed it: `isDeferredCheckArmed`).
+  private func runDeferredCheck() {
+    queue.asyncAfter(deadline: .now() + .nanoseconds(Int(Self.ownWriteDeferralNanoseconds))) {
+      [weak self] in
+      guard let self else { return }
+      let (work, generation) = state.withLock { state in
+        state.isDeferredCheckArmed = false
+        return (state.work, state.wakeGeneration)
+      }
+      runWokenCheck(work, generation: generation, followUp: 0)
     }
   }
 

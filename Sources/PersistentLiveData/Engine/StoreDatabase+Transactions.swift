@@ -19,10 +19,14 @@ extension StoreDatabase {
   /// Runs `body` in a new write transaction — `BEGIN IMMEDIATE` … `COMMIT`, rolled back if anything
   /// throws — with its context installed for the writes inside, then runs the apply phase. Call with the
   /// lock held; the caller notifies once the lock is released.
+  ///
+  /// A transaction that runs no user code (one `set`: `stagesValues` false) keeps no staged values, which
+  /// only reads made inside a running body can ask for (``stagedValue(for:)``).
   func inWriteTransaction(
-    _ connection: SQLiteConnection, _ state: WriterState, _ body: (TransactionContext) throws -> Void
+    _ connection: SQLiteConnection, _ state: WriterState, stagesValues: Bool = true,
+    _ body: (TransactionContext) throws -> Void
   ) throws -> CommitOutcome {
-    let context = TransactionContext()
+    let context = TransactionContext(stagesValues: stagesValues)
     state.transaction = context
     defer { state.transaction = nil }
     try connection.begin(.immediate)
@@ -65,6 +69,8 @@ extension StoreDatabase {
 
 /// The writes of one running ``StoreDatabase/transaction(_:)``, waiting for its commit.
 final class TransactionContext {
+  /// Whether ``record(_:committed:)`` keeps each write's value for reads inside the transaction.
+  private let stagesValues: Bool
   private var writes: [(write: PendingWrite, committed: CommittedVersion)] = []
   private(set) var staged: [StoreKey: (value: any Sendable, version: Int64)] = [:]
   /// What each `record` replaced in `staged`, so that a savepoint rolled back restores it. (A copy of
@@ -82,10 +88,14 @@ final class TransactionContext {
     (SlottedSQL("SAVEPOINT pld_savepoint_\($0)"), SlottedSQL("RELEASE pld_savepoint_\($0)"))
   }
 
+  init(stagesValues: Bool = true) {
+    self.stagesValues = stagesValues
+  }
+
   /// Records a write made inside the transaction; it is applied to memory at the commit.
   func record(_ write: PendingWrite, committed: CommittedVersion) {
     writes.append((write, committed))
-    if let value = write.staged {
+    if stagesValues, let value = write.staged {
       let previous = staged.updateValue((value, committed.version), forKey: StoreKey(write.key))
       if savepointDepth > 0 { stagedUndo.append((write.key, previous)) }
     }

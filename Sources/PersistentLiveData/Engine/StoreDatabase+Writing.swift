@@ -22,7 +22,7 @@ extension StoreDatabase {
         return (version, nil)  // applied when the transaction commits
       }
       var version: Int64 = 0
-      let outcome = try inWriteTransaction(connection, state) { context in
+      let outcome = try inWriteTransaction(connection, state, stagesValues: false) { context in
         version = try insert(write, into: context, connection: connection, cache: &state.keyHeads)
       }
       return (version, outcome)

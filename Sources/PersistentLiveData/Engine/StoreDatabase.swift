@@ -138,7 +138,8 @@ final class StoreDatabase: Sendable {
       work: .init(
         hasNewCommit: { Self.hasNewCommit(writer) },
         check: { [weak self] in self?.applyExternalChanges() },
-        checkpoint: { [weak self] in self?.checkpointIfIdle() ?? false }))
+        checkpoint: { [weak self] in self?.checkpointIfIdle() ?? false },
+        hasNewCommitIfIdle: { Self.hasNewCommitIfIdle(writer) }))
     logOpen(opened, started: started)
   }
 
@@ -156,10 +157,21 @@ final class StoreDatabase: Sendable {
   /// own commits included — never holds the store, so releasing the store's last reference right after
   /// a `set` closes its file at once.
   static func hasNewCommit(_ writer: SerializedConnection<WriterState>) -> Bool {
-    writer.syncIfOpen { connection, state in
-      guard state.transaction == nil, let version = try? connection.dataVersion() else { return false }
-      return version != state.lastDataVersion
-    } ?? false
+    writer.syncIfOpen { connection, state in hasNewCommit(connection, state) } ?? false
+  }
+
+  /// ``hasNewCommit(_:)`` if the lock is free at once (closed: false); nil while another thread holds it.
+  static func hasNewCommitIfIdle(_ writer: SerializedConnection<WriterState>) -> Bool? {
+    switch writer.syncIfAvailable({ connection, state in hasNewCommit(connection, state) }) {
+    case .done(let found): found
+    case .closed: false
+    case .busy: nil
+    }
+  }
+
+  private static func hasNewCommit(_ connection: SQLiteConnection, _ state: WriterState) -> Bool {
+    guard state.transaction == nil, let version = try? connection.dataVersion() else { return false }
+    return version != state.lastDataVersion
   }
 
   /// The path used in errors.

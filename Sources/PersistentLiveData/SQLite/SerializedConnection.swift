@@ -125,6 +125,24 @@ final class SerializedConnection<State: AnyObject>: @unchecked Sendable {
     return body(connection, state)
   }
 
+  /// What ``syncIfAvailable(_:)`` found.
+  enum Availability<Result> {
+    case done(Result)
+    case closed
+    /// Another thread holds the lock.
+    case busy
+  }
+
+  /// Runs `body` like ``syncIfOpen(_:)``, but only if the lock can be had at once; never waits for
+  /// another thread.
+  func syncIfAvailable<Result>(_ body: (SQLiteConnection, State) -> Result) -> Availability<Result> {
+    guard lock.try() else { return .busy }
+    defer { lock.unlock() }
+    guard let connection else { return .closed }
+    endReadWindow(connection)
+    return .done(body(connection, state))
+  }
+
   /// Reads the state only if the lock can be had at once — it is free, or this thread holds it already —
   /// and the connection is open; nil otherwise. Never waits for another thread.
   func stateIfAvailable<Result>(_ body: (State) -> Result) -> Result? {

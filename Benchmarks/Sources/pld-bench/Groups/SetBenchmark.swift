@@ -71,8 +71,11 @@ struct SetBenchmark {
     ]
     report.print(section)
     report.print(ratios)
-    try observers(small, report)
+    if Self.onlyCase == nil { try observers(small, report) }
   }
+
+  /// The one case `PLD_BENCH_SET_ONLY` names, if any.
+  private static var onlyCase: String? { ProcessInfo.processInfo.environment["PLD_BENCH_SET_ONLY"] }
 
   // MARK: Contenders
 
@@ -82,6 +85,8 @@ struct SetBenchmark {
   ) throws {
     let mode = durability == .full ? "full" : "normal"
     let name = "\(Format.bytes(values.encodedSize())) \(mode)"
+    // PLD_BENCH_SET_ONLY="114 B normal" runs that case alone (and no observer table): a profile of one case.
+    if let only = Self.onlyCase, only != name { return }
 
     let libraryPath = try scratch.freshFile("library.db")
     var options = StoreOptions(durability: durability)
