@@ -66,10 +66,10 @@ struct KeyHeadCache {
       transaction.isReliable = false  // rows changed by another path within the transaction
     }
     if transaction.isReliable {
-      if let head = transaction.heads[key] ?? (transaction.mayUseCache ? heads[key] : nil) { return head }
+      if let head = transaction.head(of: key) ?? (transaction.mayUseCache ? heads[key] : nil) { return head }
     }
     let head = try StoreDatabase.keyHead(key: key, connection: connection)
-    if transaction.isReliable { transaction.heads[key] = head }
+    if transaction.isReliable { transaction.set(head, of: key) }
     return head
   }
 
@@ -78,7 +78,7 @@ struct KeyHeadCache {
     _ head: KeyHead, of key: String, in transaction: inout TransactionHeads, connection: SQLiteConnection
   ) {
     guard transaction.isReliable else { return }
-    transaction.heads[key] = head
+    transaction.set(head, of: key)
     transaction.expectedChanges = connection.totalChanges
   }
 
@@ -93,8 +93,9 @@ struct KeyHeadCache {
       forget()
       return
     }
-    if heads.count + transaction.heads.count > Self.capacity { heads.removeAll() }
-    heads.merge(transaction.heads) { _, new in new }
+    if heads.count + transaction.count > Self.capacity { heads.removeAll() }
+    if let first = transaction.first { heads[first.key] = first.head }
+    heads.merge(transaction.others) { _, new in new }
     validAt = Stamp(dataVersion: dataVersion, changes: changes)
   }
 
@@ -107,8 +108,10 @@ struct KeyHeadCache {
 
 /// What one write transaction learned of key heads, for ``KeyHeadCache``.
 struct TransactionHeads {
-  /// The heads read or written in the transaction.
-  fileprivate(set) var heads: [StoreKey: KeyHead] = [:]
+  /// The heads read or written in the transaction: the first key's inline (a lone `set` allocates no
+  /// dictionary and hashes its key once less), the others' in a dictionary.
+  fileprivate private(set) var first: (key: StoreKey, head: KeyHead)?
+  fileprivate private(set) var others: [StoreKey: KeyHead] = [:]
   /// Whether a head was asked for yet (the transaction's first question checks the cache).
   fileprivate(set) var hasStarted = false
   /// Whether the cache matched the file when the transaction began.
@@ -118,4 +121,20 @@ struct TransactionHeads {
   /// False once something happened that the heads above may not reflect (a savepoint rolled back, rows
   /// changed by another path): the rest of the transaction reads the file and teaches the cache nothing.
   var isReliable = true
+
+  /// How many heads the transaction holds.
+  fileprivate var count: Int { (first == nil ? 0 : 1) + others.count }
+
+  fileprivate func head(of key: String) -> KeyHead? {
+    if let first, StoreKey.same(first.key.text, key) { return first.head }
+    return others.isEmpty ? nil : others[StoreKey(key)]
+  }
+
+  fileprivate mutating func set(_ head: KeyHead, of key: String) {
+    if first.map({ StoreKey.same($0.key.text, key) }) ?? true {
+      first = (StoreKey(key), head)
+    } else {
+      others[StoreKey(key)] = head
+    }
+  }
 }
