@@ -77,8 +77,12 @@ struct CommitOutcome {
 
   mutating func merge(_ other: CommitOutcome) {
     effect.merge(other.effect)
-    undecodedRows += other.undecodedRows
-    members += other.members
+    if undecodedRows.isEmpty {
+      undecodedRows = other.undecodedRows
+    } else {
+      undecodedRows += other.undecodedRows
+    }
+    if members.isEmpty { members = other.members } else { members += other.members }
     membersOnMainActor = membersOnMainActor || other.membersOnMainActor
   }
 }

@@ -38,7 +38,12 @@ package struct CommitEffect: Sendable {
 
   /// Appends `other`'s notifications after this effect's, keeping commit order.
   package mutating func merge(_ other: CommitEffect) {
-    deliveries.append(contentsOf: other.deliveries)
+    // The common case, one write's effect into an empty one: take its array (no new buffer, no copy).
+    if deliveries.isEmpty {
+      deliveries = other.deliveries
+    } else {
+      deliveries.append(contentsOf: other.deliveries)
+    }
   }
 
   /// Notifies, in commit order: synchronously when the write was made on the main actor, otherwise
