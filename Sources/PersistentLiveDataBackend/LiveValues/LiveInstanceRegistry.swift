@@ -45,14 +45,25 @@ package final class LiveInstanceRegistry: Sendable {
     _ created: Instance, valueType: Any.Type
   ) throws -> Instance {
     let key = created.key
-    let winner = entries.withLock { entries -> Entry in
-      if let existing = entries[key], existing.object != nil { return existing }
-      let entry = Entry(object: created, valueType: valueType)
-      entries[key] = entry
-      return entry
+    // One lookup of the key, which inserts when it is missing (the common case when a store opens and
+    // creates its live values one after the other), and no cast when `created` itself wins.
+    let winner = entries.withLock { entries -> Entry? in
+      Self.claim(
+        &entries[StoreKey(key), default: Entry(object: nil, valueType: valueType)], for: created,
+        valueType: valueType)
     }
-    guard let object = winner.object else { return created }
+    guard let winner, let object = winner.object else { return created }
     return try Self.cast(object, existing: winner.valueType, requested: valueType, key: key)
+  }
+
+  /// Makes `entry` hold `created` (of `valueType`) unless it holds a live instance; returns that entry,
+  /// or nil when `created` took it.
+  private static func claim(
+    _ entry: inout Entry, for created: any StoredLiveValue, valueType: Any.Type
+  ) -> Entry? {
+    if entry.object != nil { return entry }
+    entry = Entry(object: created, valueType: valueType)
+    return nil
   }
 
   /// Every instance still alive, in no particular order.

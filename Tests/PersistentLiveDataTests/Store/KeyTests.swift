@@ -118,6 +118,28 @@ extension Persistence {
       #expect(try store.liveData("theme", default: "light") === theme)
     }
 
+    /// Once the live instance of a key is gone, the key may be asked for with another type; the new
+    /// instance's type is the one a third request is checked against.
+    @Test func aKeyWhoseInstanceIsGoneMayBeAskedForWithAnotherType() throws {
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
+      weak var gone: PersistentLiveData<Int>?
+      do {
+        let count = try store.liveData("key", default: 0)
+        gone = count
+      }
+      #expect(gone == nil)
+      let text = try store.liveData("key", default: "")
+      #expect(try store.liveData("key", default: "other") === text)
+      let error = expectStoreError("typeMismatch") { try store.liveData("key", default: 0) }
+      if case .typeMismatch(_, let existing, let requested) = error {
+        #expect(existing == String(reflecting: String.self), "the live instance's type: \(existing)")
+        #expect(requested == String(reflecting: Int.self))
+      } else {
+        Issue.record("expected a type mismatch, got \(String(describing: error))")
+      }
+    }
+
     @Test func sameKeyInAnotherStoreIsAnotherInstance() throws {
       let folder = try TemporaryDirectory()
       let first = try PersistentStore(path: folder.path("first.db"))
