@@ -196,5 +196,27 @@ extension Persistence {
       #expect(count.version == 3)
       #expect(try count.history().map(\.value) == [3, 2, 1])
     }
+
+    /// A nested transaction that throws is undone for the reads after it too: the outer body's next read
+    /// sees the value written before the nested one, not the one the nested transaction wrote.
+    @Test func aReadAfterARolledBackNestedTransactionSeesTheWritesBeforeIt() throws {
+      struct Refused: Error {}
+      let folder = try TemporaryDirectory()
+      let store = try PersistentStore(path: folder.path("store.db"))
+      let count = try store.liveData("count", default: 0)
+      try store.transaction {
+        try count.set(1)
+        try count.update { $0 += 1 }  // reads the 1 written above
+        #expect(throws: Refused.self) {
+          try store.transaction {
+            try count.update { $0 += 100 }
+            throw Refused()
+          }
+        }
+        try count.update { $0 += 10 }
+      }
+      #expect(count.value == 12)
+      #expect(try count.history().map(\.value) == [12, 2, 1])
+    }
   }
 }
