@@ -9,9 +9,12 @@ extension Persistence {
   /// One way a commit reaches memory: the writer hands the key's live value the version with the value
   /// it wrote (`CommittedWrite`), which the live value takes as it is when it has its type — whoever wrote
   /// it (the value itself, a collection, a transaction) — and decodes otherwise, after the lock.
-  @Suite struct CommittedWriteTests {
+  ///
+  /// Serialized: the decode counters are the types' own, so a test that decodes a value on purpose must
+  /// not run while another counts (under ThreadSanitizer they once overlapped, and one saw two decodes).
+  @Suite(.serialized) struct CommittedWriteTests {
     /// Values that count how often they are decoded: two types, so that a write of one can meet a live
-    /// value of the other, each with its own counter (tests run in parallel).
+    /// value of the other, each with its own counter.
     struct Item: Codable, Sendable, Equatable {
       static let decodes = Locked(0)
       var number: Int
