@@ -5,9 +5,10 @@ import PostgresNIO
 /// The shared tables' migrations (`Migrations/postgres/`), applied once even when replicas start
 /// together.
 ///
-/// Every replica runs ``apply(client:logger:)`` on start. One transaction takes a transaction-scoped
-/// advisory lock, so a second replica waits for the first and then finds nothing left to do; a
-/// migration that fails rolls back entirely. `pld_schema` records what was applied.
+/// Every replica runs ``apply(client:logger:)`` on start. When the database is behind, one statement —
+/// its own transaction — takes a transaction-scoped advisory lock, so a second replica waits for the
+/// first and then finds nothing left to do; a migration that fails rolls back entirely. `pld_schema`
+/// records what was applied.
 ///
 /// ```swift
 /// try await SharedSchema.apply(client: client, logger: logger)
@@ -148,55 +149,44 @@ enum SharedSchema {
   @discardableResult
   static func apply(client: PostgresClient, logger: Logger?) async throws -> Access {
     try await client.withConnection { connection -> Access in
-      try await connection.query("BEGIN", logger: quiet)
-      do {
-        try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: quiet)
-        // Created only when missing: `CREATE … IF NOT EXISTS` needs the CREATE privilege on the schema
-        // even when the table exists, which a role that may only read and write the tables lacks.
-        var exists = false
-        for try await found in try await connection.query(
-          "SELECT to_regclass('pld_schema') IS NOT NULL", logger: quiet
-        ).decode(Bool.self) {
-          exists = found
-        }
-        if !exists {
-          try await connection.query(
-            """
-            CREATE TABLE IF NOT EXISTS pld_schema (
-              version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
-            """, logger: quiet)
-        }
-        var found = 0
-        for try await version in try await connection.query(
-          "SELECT coalesce(max(version), 0)::bigint FROM pld_schema", logger: quiet
-        ).decode(Int64.self) {
-          found = Int(version)
-        }
-        if found > current {
-          let access = try await newerAccess(on: connection, found: found)
-          try await connection.query("COMMIT", logger: quiet)
-          return access
-        }
+      // Read first, without a lock: a database already at this release's schema (every start but the
+      // first after an upgrade) is neither locked nor sent the migrations.
+      var found = try await version(on: connection)
+      if found < current {
         let pending = migrations.filter { $0.version > found }
-        if !pending.isEmpty {
-          do {
-            try await connection.query(PostgresQuery(unsafeSQL: applyingStatement(pending)), logger: quiet)
-          } catch {
-            let described = SharedDatabase.describe(error)
-            let failure = migrationFailure(described) ?? (pending[0].version, described)
-            throw SharedStoreError.migrationFailed(version: failure.version, reason: failure.reason)
-          }
-          for migration in pending {
-            logger?.info("Applied shared-store schema", metadata: ["version": "\(migration.version)"])
-          }
+        do {
+          try await connection.query(PostgresQuery(unsafeSQL: applyingStatement(pending)), logger: quiet)
+        } catch {
+          let described = SharedDatabase.describe(error)
+          var failure = migrationFailure(described) ?? (pending[0].version, described)
+          if failure.version == 0 { failure.version = pending[0].version }
+          throw SharedStoreError.migrationFailed(version: failure.version, reason: failure.reason)
         }
-        try await connection.query("COMMIT", logger: quiet)
-        return .readWrite
-      } catch {
-        _ = try? await connection.query("ROLLBACK", logger: quiet)
-        throw error
+        for version in try await appliedVersions(on: connection) {
+          logger?.info("Applied shared-store schema", metadata: ["version": "\(version)"])
+        }
+        found = try await version(on: connection)
       }
+      return found > current ? try await newerAccess(on: connection, found: found) : .readWrite
     }
+  }
+
+  /// The newest migration `pld_schema` records, 0 when there is no `pld_schema`.
+  private static func version(on connection: PostgresConnection) async throws -> Int {
+    var exists = false
+    for try await found in try await connection.query(
+      "SELECT to_regclass('pld_schema') IS NOT NULL", logger: quiet
+    ).decode(Bool.self) {
+      exists = found
+    }
+    guard exists else { return 0 }
+    var found = 0
+    for try await version in try await connection.query(
+      "SELECT coalesce(max(version), 0)::bigint FROM pld_schema", logger: quiet
+    ).decode(Int64.self) {
+      found = Int(version)
+    }
+    return found
   }
 
   /// How a database of schema `found`, newer than ``current``, may be used: by the worst mark a newer

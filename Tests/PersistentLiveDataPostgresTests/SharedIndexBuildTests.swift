@@ -126,6 +126,41 @@ struct SharedIndexBuildTests {
     await running.value
   }
 
+  /// The migrations' statement is a transaction of its own: when it returns, the server has committed
+  /// it and the connection holds no lock, so no round trip to the replica falls inside the time
+  /// `pld_values` is locked. It leaves the versions it applied for the log, and a second send finds
+  /// nothing left to do.
+  @Test func theMigrationsCommitAsTheirStatementEndsWithoutARoundTrip() async throws {
+    let fixture = try await SharedFixture()
+    try await Self.releaseOneDatabase(fixture, rows: 10)
+    let client = PostgresClient(configuration: fixture.configuration)
+    let running = Task { await client.run() }
+    let pending = Array(SharedSchema.migrations.dropFirst())
+    try await client.withConnection { connection in
+      var pid: Int32 = 0
+      for try await found in try await connection.query("SELECT pg_backend_pid()", logger: SharedSchema.quiet)
+        .decode(Int32.self)
+      {
+        pid = found
+      }
+      try await connection.query(
+        PostgresQuery(unsafeSQL: SharedSchema.applyingStatement(pending)), logger: SharedSchema.quiet)
+      // Nothing else sent on `connection` yet: what another session sees is what the statement left.
+      #expect(try await fixture.psql("SELECT state FROM pg_stat_activity WHERE pid = \(pid)") == "idle")
+      #expect(
+        try await fixture.psql(
+          "SELECT count(*) FROM pg_locks WHERE pid = \(pid) AND locktype <> 'virtualxid'") == "0")
+      #expect(try await fixture.psql("SELECT max(version) FROM pld_schema") == "\(SharedSchema.current)")
+      #expect(try await SharedSchema.appliedVersions(on: connection) == pending.map(\.version))
+      try await connection.query(
+        PostgresQuery(unsafeSQL: SharedSchema.applyingStatement(pending)), logger: SharedSchema.quiet)
+      #expect(try await SharedSchema.appliedVersions(on: connection) == [])
+    }
+    #expect(try await fixture.psql("SELECT count(*) FROM pld_schema") == "\(SharedSchema.current)")
+    running.cancel()
+    await running.value
+  }
+
   /// The migrations go to the server as one statement; one that fails names its version and the
   /// server's words, and nothing of the transaction stays.
   @Test func aFailingMigrationIsNamedAndNothingIsApplied() async throws {
