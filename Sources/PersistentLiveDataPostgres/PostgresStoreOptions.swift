@@ -52,7 +52,8 @@ public struct PostgresStoreOptions: Sendable {
   /// options.localCachePath = "/var/lib/checkout/shared-cache.sqlite"
   /// ```
   public var localCachePath: String?
-  /// Whether writes run as prepared statements, each prepared once per connection. Default true.
+  /// Whether writes, and the statements that notify other replicas of them, run as prepared statements,
+  /// each prepared once per connection. Default true.
   ///
   /// A prepared write is parsed and planned once per connection instead of at every write: with
   /// replicas writing at once on a durable server, that halved the server's CPU per write. Set it to

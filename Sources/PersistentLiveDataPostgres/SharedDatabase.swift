@@ -93,7 +93,8 @@ final class SharedDatabase: Sendable {
     let events = events
     cache = options.localCachePath.map { SharedCache(path: $0, logger: options.logger, events: events) }
     notifier = SharedNotifier(
-      client: client, timeout: options.operationTimeout, logger: options.logger ?? SharedSchema.quiet)
+      client: client, timeout: options.operationTimeout, logger: options.logger ?? SharedSchema.quiet,
+      prepares: options.preparesStatements)
   }
 
   var logger: Logger { options.logger ?? SharedSchema.quiet }

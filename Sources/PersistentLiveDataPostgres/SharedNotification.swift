@@ -15,11 +15,13 @@ import PersistentLiveDataBackend
 /// let text = notification.line(carryingRow: true)   // "7 5f3a k flags\n= 1 1764460800000 -1 -1 true"
 /// ```
 struct SharedNotification: Sendable {
+  /// The key written or removed, and its hash (``KeyHash``).
+  let key: String
   let keyHash: String
+  /// The version committed (or the one a removal took).
   let version: Int64
-  let entry: String
-  /// Whether the entry names its key (`k`) rather than its hash.
-  let isNamed: Bool
+  /// The replica that committed it (``SharedDatabase/origin``).
+  let origin: String
   /// What a listener needs to apply the version without reading it; nil for a removal.
   let row: CarriedRow?
 
@@ -43,20 +45,39 @@ struct SharedNotification: Sendable {
   }
 
   /// The notification of `version` of `key` — written (with its `row`), or the version a removal took.
+  ///
+  /// It keeps its parts only: the text is made by the notifier's task when it sends it (``line(carryingRow:)``),
+  /// not on the writer's path, and not at all for a version a newer one of the same key replaced in the
+  /// queue (``SharedNotifier/newestPerKey(_:)``).
   init(key: String, keyHash: String, version: Int64, origin: String, row: CarriedRow? = nil) {
+    self.key = key
     self.keyHash = keyHash
     self.version = version
-    let named = key.utf8.count <= SharedDatabase.longestNotifiedKey && !key.contains("\n")
-    entry = named ? "\(version) \(origin) k \(key)" : "\(version) \(origin) h \(keyHash)"
-    isNamed = named
+    self.origin = origin
     self.row = row
+  }
+
+  /// Whether the entry names its key (`k`) rather than its hash: a key short enough for a payload,
+  /// without a newline. (Bytes, not `String.contains(_:)`: Foundation's searches a bridged copy of the
+  /// key, and cost the writer a third of its notification.)
+  var isNamed: Bool {
+    key.utf8.count <= SharedDatabase.longestNotifiedKey && !key.utf8.contains(UInt8(ascii: "\n"))
+  }
+
+  /// `VERSION ORIGIN k KEY`, or `VERSION ORIGIN h HASH` when the key is not ``isNamed``.
+  var entry: String { entry(named: isNamed) }
+
+  private func entry(named: Bool) -> String {
+    named ? "\(version) \(origin) k \(key)" : "\(version) \(origin) h \(keyHash)"
   }
 
   /// The entry, followed by its row's line when `carryingRow` and the row can travel: its key is named
   /// (not hashed), its value is at most ``carriedPayloadLimit`` bytes, nothing in it holds a newline,
   /// and both lines fit a payload (``SharedNotifier/longestEntry``).
   func line(carryingRow: Bool) -> String {
-    guard carryingRow, isNamed, let row, let rowLine = Self.rowLine(row),
+    let named = isNamed
+    let entry = entry(named: named)
+    guard carryingRow, named, let row, let rowLine = Self.rowLine(row),
       entry.utf8.count + 1 + rowLine.utf8.count <= SharedNotifier.longestEntry
     else { return entry }
     return entry + "\n" + rowLine

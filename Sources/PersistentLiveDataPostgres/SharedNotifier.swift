@@ -55,6 +55,8 @@ final class SharedNotifier: Sendable {
   private let client: PostgresClient
   private let timeout: Duration
   private let logger: Logger
+  /// Whether the statement goes as a prepared statement (``PostgresStoreOptions/preparesStatements``).
+  private let prepares: Bool
 
   /// The most notifications one statement sends.
   static let batchLimit = 2_000
@@ -71,10 +73,11 @@ final class SharedNotifier: Sendable {
   /// The other replicas heard writing lately, which space this one's statements.
   let writers = WritingReplicas()
 
-  init(client: PostgresClient, timeout: Duration, logger: Logger) {
+  init(client: PostgresClient, timeout: Duration, logger: Logger, prepares: Bool = true) {
     self.client = client
     self.timeout = timeout
     self.logger = logger
+    self.prepares = prepares
   }
 
   /// Queues the notifications of a commit; they are sent at once if nothing is being sent, else with
@@ -139,13 +142,16 @@ final class SharedNotifier: Sendable {
   private func sendStatement(_ batch: [SharedNotification], carryingRows: Bool) async {
     let payloads = Self.payloads(batch.map { $0.line(carryingRow: carryingRows) })
     do {
-      try await withDeadline(timeout, operation: "notify") { [client] in
-        let rows = try await client.query(
-          """
-          SELECT pg_notify(\(SharedDatabase.channel), payload)
-          FROM unnest(\(payloads)::text[]) AS payload
-          """, logger: SharedSchema.quiet)
-        for try await _ in rows {}
+      try await withDeadline(timeout, operation: "notify") { [client, prepares] in
+        let statement = NotifyStatement(payloads: payloads)
+        if prepares {
+          for try await _ in try await client.execute(statement, logger: SharedSchema.quiet) {}
+        } else {
+          let rows = try await client.query(
+            PostgresQuery(unsafeSQL: NotifyStatement.sql, binds: statement.makeBindings()),
+            logger: SharedSchema.quiet)
+          for try await _ in rows {}
+        }
       }
     } catch {
       // The data committed: the other replicas' periodic catch-up brings these versions.
@@ -198,6 +204,33 @@ final class SharedNotifier: Sendable {
     }
     return newest
   }
+}
+
+/// The notifier's statement, prepared once per connection: sent as a query, the server parsed, analysed
+/// and planned it again for every statement — while writes come one at a time, once per write.
+///
+/// ```swift
+/// for try await _ in try await client.execute(NotifyStatement(payloads: payloads), logger: quiet) {}
+/// ```
+struct NotifyStatement: PostgresPreparedStatement {
+  /// How many notifications it sent (a row is needed to read the statement's end; `pg_notify` returns
+  /// `void`).
+  typealias Row = Int64
+  static let sql = """
+    SELECT count(*) FROM (SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload) AS sent
+    """
+  static let name = "pld_notify"
+  static let bindingDataTypes: [PostgresDataType] = [.text, .textArray]
+  let payloads: [String]
+
+  func makeBindings() -> PostgresBindings {
+    var binds = PostgresBindings(capacity: 2)
+    binds.append(SharedDatabase.channel)
+    binds.append(payloads)
+    return binds
+  }
+
+  func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }
 
 /// The replicas whose notifications this one heard in the last ``window``, itself included: how many

@@ -74,6 +74,8 @@ struct SharedWriteStatementTests {
         names.filter { $0.hasPrefix("pld_write") }.sorted()
           == ["pld_write_after", "pld_write_first", "pld_write_next"].map { $0 + suffix },
         "round \(round): \(names)")
+      // The notifications of these writes go as a prepared statement too, prepared once.
+      #expect(await eventually { (try? await replica.prepared().filter { $0 == "pld_notify" }.count) == 1 })
       if round == 0 {
         try await fixture.psql(
           "ALTER TABLE pld_values ADD COLUMN pld_test_extra integer DEFAULT 7; "
@@ -85,11 +87,17 @@ struct SharedWriteStatementTests {
   }
 
   /// With `preparesStatements` false (behind a pooler that does not track them), every shape runs as a
-  /// plain query: nothing is prepared, and the versions and pruning are the same.
+  /// plain query, and so do the notifications: nothing is prepared, and the versions and pruning are the
+  /// same.
   @Test func withoutPreparedStatementsNothingIsPreparedAndWritesAreTheSame() async throws {
     let fixture = try await SharedFixture()
     let replica = OneConnection(fixture, retention: .last(2), prepares: false)
+    var slowCatchUp = PostgresStoreOptions()
+    slowCatchUp.catchUpInterval = .seconds(3_600)
+    let other = fixture.replica(options: slowCatchUp)
     let plain = try await replica.store.liveData("plain", default: 0)
+    let hearing = try await other.store.liveData("plain", default: 0)
+    try await Listeners.expectListening([other], fixture, "the other replica listens")
     let counted = try await replica.store.liveData("counted", default: 0)
     for value in 1...4 { try await plain.set(value) }
     for _ in 0..<3 { try await counted.update { $0 += 10 } }
@@ -100,7 +108,11 @@ struct SharedWriteStatementTests {
     #expect(plain.version == 5 && plain.value == 5)
     #expect(counted.version == 4 && counted.value == 40)
     #expect(try await fixture.psql("SELECT count(*) FROM pld_values") == "4", "two kept of each key")
+    // Another replica, whose periodic catch-up would take an hour, hears the writes: the notifications
+    // went, and nothing was prepared for them either.
+    #expect(await eventually { hearing.value == 5 }, "the other replica has \(hearing.value)")
     #expect(try await replica.prepared() == [], "no statement was prepared")
+    await other.shutDown()
     await replica.stop()
   }
 
