@@ -1,4 +1,5 @@
 import PersistentLiveDataBackend
+import Synchronization
 
 /// Runs `body` and gives up after `timeout`, throwing ``SharedStoreError/timedOut(operation:after:)``.
 ///
@@ -23,47 +24,53 @@ func withDeadline<Result: Sendable>(
 ) async throws -> Result {
   let race = DeadlineRace<Result>()
   return try await withTaskCancellationHandler {
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Result, any Error>) in
+    try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Result, any Error>) in
       race.begin(continuation)
       let work = Task {
         // The time counts from when the call starts running: a call still waiting for a thread (a
         // cooperative pool kept busy elsewhere) has not waited on the server yet.
-        let deadline = Deadlines.shared.add(ContinuousClock.now + timeout) {
-          race.finish(with: .failure(SharedStoreError.timedOut(operation: operation, after: timeout)))
-        }
+        let deadline = Deadlines.shared.add(
+          ContinuousClock.now + timeout, race: race, operation: operation, timeout: timeout)
         let outcome: Swift.Result<Result, any Error>
         do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
         Deadlines.shared.remove(deadline)
-        race.finish(with: outcome)
+        race.finish(with: outcome, byTheCall: true)
       }
       let watcher = failFast.map { check in
         Task {
           if let error = await check() { race.finish(with: .failure(error)) }
         }
       }
-      race.onFinish {
-        work.cancel()
-        watcher?.cancel()
-      }
+      race.started(work, watcher)
     }
   } onCancel: {
     race.finish(with: .failure(CancellationError()))
   }
 }
 
+/// What ``Deadlines`` ends when a deadline passes: the race of one call, whatever its result type.
+protocol DeadlineExpiring: Sendable {
+  func expire(with error: any Error)
+}
+
 /// Who finishes first: the call, its deadline or the caller's cancellation. The continuation is resumed
 /// once; the losers are cancelled.
-private final class DeadlineRace<Result: Sendable>: Sendable {
+///
+/// One allocation per call: the state sits in the object (a `Mutex`, not a separately allocated lock),
+/// the continuation is an unsafe one (`withDeadline` resumes it exactly once, here), and the tasks to
+/// cancel are kept as they are, not in a closure.
+private final class DeadlineRace<Result: Sendable>: DeadlineExpiring {
   private struct State {
-    var continuation: CheckedContinuation<Result, any Error>?
+    var continuation: UnsafeContinuation<Result, any Error>?
     var early: Swift.Result<Result, any Error>?
-    var cleanup: (@Sendable () -> Void)?
+    var work: Task<Void, Never>?
+    var watcher: Task<Void, Never>?
     var isFinished = false
   }
 
-  private let state = Locked(State())
+  private let state = Mutex(State())
 
-  func begin(_ continuation: CheckedContinuation<Result, any Error>) {
+  func begin(_ continuation: UnsafeContinuation<Result, any Error>) {
     let early = state.withLock { state -> Swift.Result<Result, any Error>? in
       if let early = state.early { return early }
       state.continuation = continuation
@@ -72,26 +79,38 @@ private final class DeadlineRace<Result: Sendable>: Sendable {
     if let early { continuation.resume(with: early) }
   }
 
-  func onFinish(_ cleanup: @escaping @Sendable () -> Void) {
+  /// Records the call's task and its fail-fast watcher; cancels them at once if the race is already over.
+  func started(_ work: Task<Void, Never>, _ watcher: Task<Void, Never>?) {
     let finished = state.withLock { state -> Bool in
       if state.isFinished { return true }
-      state.cleanup = cleanup
+      state.work = work
+      state.watcher = watcher
       return false
     }
-    if finished { cleanup() }
+    if finished {
+      work.cancel()
+      watcher?.cancel()
+    }
   }
 
-  func finish(with outcome: Swift.Result<Result, any Error>) {
-    let (continuation, cleanup) = state.withLock {
-      state -> (CheckedContinuation<Result, any Error>?, (@Sendable () -> Void)?) in
-      guard !state.isFinished else { return (nil, nil) }
+  func expire(with error: any Error) {
+    finish(with: .failure(error))
+  }
+
+  /// Ends the race with `outcome` if it is still on; `byTheCall` when the call itself finished (its task
+  /// needs no cancelling).
+  func finish(with outcome: Swift.Result<Result, any Error>, byTheCall: Bool = false) {
+    let (continuation, work, watcher) = state.withLock {
+      state -> (UnsafeContinuation<Result, any Error>?, Task<Void, Never>?, Task<Void, Never>?) in
+      guard !state.isFinished else { return (nil, nil, nil) }
       state.isFinished = true
       if state.continuation == nil { state.early = outcome }
-      defer { state.continuation = nil; state.cleanup = nil }
-      return (state.continuation, state.cleanup)
+      defer { state.continuation = nil; state.work = nil; state.watcher = nil }
+      return (state.continuation, state.work, state.watcher)
     }
     continuation?.resume(with: outcome)
-    cleanup?()
+    if !byTheCall { work?.cancel() }
+    watcher?.cancel()
   }
 }
 
@@ -102,7 +121,7 @@ private final class DeadlineRace<Result: Sendable>: Sendable {
 /// earlier than the one it sleeps for (a shorter timeout) starts a new watcher, and the old one ends.
 ///
 /// ```swift
-/// let id = Deadlines.shared.add(.now + .seconds(5)) { race.finish(with: .failure(timedOut)) }
+/// let id = Deadlines.shared.add(.now + .seconds(5), race: race, operation: "set", timeout: .seconds(5))
 /// Deadlines.shared.remove(id)  // the call ended in time
 /// ```
 final class Deadlines: Sendable {
@@ -110,7 +129,10 @@ final class Deadlines: Sendable {
 
   private struct Entry {
     let deadline: ContinuousClock.Instant
-    let expire: @Sendable () -> Void
+    let race: any DeadlineExpiring
+    /// What the call's timeout error says.
+    let operation: String
+    let timeout: Duration
   }
 
   private struct State {
@@ -124,11 +146,16 @@ final class Deadlines: Sendable {
 
   private let state = Locked(State())
 
-  /// Calls `expire` once `deadline` passed, unless ``remove(_:)`` came first; returns the entry's id.
-  func add(_ deadline: ContinuousClock.Instant, expire: @escaping @Sendable () -> Void) -> UInt64 {
+  /// Ends `race` with ``SharedStoreError/timedOut(operation:after:)`` once `deadline` passed, unless
+  /// ``remove(_:)`` came first; returns the entry's id. (The entry keeps the race and the error's words,
+  /// not a closure: nothing is allocated for an error most calls never make.)
+  func add(
+    _ deadline: ContinuousClock.Instant, race: some DeadlineExpiring, operation: String, timeout: Duration
+  ) -> UInt64 {
     state.withLock { state in
       state.lastID += 1
-      state.entries[state.lastID] = Entry(deadline: deadline, expire: expire)
+      state.entries[state.lastID] = Entry(
+        deadline: deadline, race: race, operation: operation, timeout: timeout)
       if state.wake.map({ deadline < $0 }) ?? true { startWatcher(until: deadline, in: &state) }
       return state.lastID
     }
@@ -152,7 +179,7 @@ final class Deadlines: Sendable {
     while true {
       try? await ContinuousClock().sleep(until: wake)
       let now = ContinuousClock.now
-      let (expired, next) = state.withLock { state -> ([@Sendable () -> Void], ContinuousClock.Instant?) in
+      let (expired, next) = state.withLock { state -> ([Entry], ContinuousClock.Instant?) in
         // A newer watcher took over.
         guard state.generation == generation else { return ([], nil) }
         var expired: [(id: UInt64, entry: Entry)] = []
@@ -169,9 +196,11 @@ final class Deadlines: Sendable {
         if next == nil { state.watcher = nil }
         // In the order they passed (a starved watcher wakes late, to several at once).
         expired.sort { ($0.entry.deadline, $0.id) < ($1.entry.deadline, $1.id) }
-        return (expired.map(\.entry.expire), next)
+        return (expired.map(\.entry), next)
       }
-      for expire in expired { expire() }
+      for entry in expired {
+        entry.race.expire(with: SharedStoreError.timedOut(operation: entry.operation, after: entry.timeout))
+      }
       guard let next else { return }
       wake = next
     }

@@ -382,3 +382,17 @@ struct SharedNotificationTests {
     #expect(try await withDeadline(.seconds(5), operation: "fast") { 7 } == 7)
   }
 }
+
+/// A deadline whose expiry runs `action` (the tests' stand-in for a call's race).
+private struct ExpiringAction: DeadlineExpiring {
+  let action: @Sendable () -> Void
+  func expire(with error: any Error) { action() }
+}
+
+extension Deadlines {
+  /// ``add(_:race:operation:timeout:)`` of a deadline that runs `expire` when it passes.
+  fileprivate func add(_ deadline: ContinuousClock.Instant, expire: @escaping @Sendable () -> Void) -> UInt64
+  {
+    add(deadline, race: ExpiringAction(action: expire), operation: "test", timeout: .zero)
+  }
+}
