@@ -17,6 +17,11 @@ final class Replica: Sendable {
   init(_ configuration: PostgresClient.Configuration, options: PostgresStoreOptions = PostgresStoreOptions())
   {
     let client = PostgresClient(configuration: configuration)
+    var options = options
+    // PLD_BENCH_CATCHUP_SECONDS: the periodic catch-up's interval, to measure what it costs under load.
+    if let seconds = ProcessInfo.processInfo.environment["PLD_BENCH_CATCHUP_SECONDS"].flatMap(Double.init) {
+      options.catchUpInterval = .milliseconds(Int(seconds * 1_000))
+    }
     let store = PostgresStore(client: client, options: options)
     self.client = client
     self.store = store
@@ -155,9 +160,17 @@ enum Contender: String, CaseIterable, Sendable {
   /// store's writes do on the server since they are prepared.
   case prepared
 
+  /// The contenders measured: all of them, or those `PLD_BENCH_CONTENDERS` names (comma-separated, e.g.
+  /// `store` alone while a profiler records the run).
+  static let measured: [Contender] = {
+    guard let names = ProcessInfo.processInfo.environment["PLD_BENCH_CONTENDERS"] else { return allCases }
+    let chosen = names.split(separator: ",").compactMap { Contender(rawValue: String($0)) }
+    return chosen.isEmpty ? allCases : chosen
+  }()
+
   /// The order of round `round`: every contender starts one round in three.
   static func order(round: Int) -> [Contender] {
-    let all = allCases
+    let all = measured
     return (0..<all.count).map { all[($0 + round) % all.count] }
   }
 }
