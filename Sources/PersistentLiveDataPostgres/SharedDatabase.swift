@@ -183,11 +183,28 @@ final class SharedDatabase: Sendable {
     try await ensureWritable()
     let retention = options.retention
     let prepared = options.preparesStatements
-    let committed = try await bounded(operation) { [client] in
+    // A lone write while writes come one at a time sends its own notification.
+    let inline =
+      writes.count == 1 && notifier.claimInline()
+      ? SharedNotification.InlineParts(write: writes[0], origin: origin) : nil
+    defer { if inline != nil { notifier.endInline() } }
+    let (committed, notified) = try await bounded(operation) {
+      [client, notifier] () async throws -> ([CommittedVersion]?, Bool) in
       if writes.count == 1 {
-        return try await Self.run(writes[0], retention: retention, prepared: prepared, on: client).map {
-          [$0]
+        if let inline {
+          do {
+            let version = try await Self.run(
+              writes[0], retention: retention, prepared: prepared, notifying: inline, on: client)
+            return (version.map { [$0] }, true)
+          } catch let error as PSQLError where error.serverInfo != nil {
+            // The server refused the statement, so nothing of it committed. Refused for its notification
+            // (`pg_notify` not granted to this role, the notification queue full), the write must not
+            // fail for it: it goes again without, and the notifier sends (or logs) the notification.
+            notifier.inlineRefused(SharedDatabase.describe(error))
+          }
         }
+        let version = try await Self.run(writes[0], retention: retention, prepared: prepared, on: client)
+        return (version.map { [$0] }, false)
       }
       return try await client.withConnection { connection in
         try await connection.query("BEGIN", logger: SharedSchema.quiet)
@@ -199,12 +216,12 @@ final class SharedDatabase: Sendable {
                 write, retention: retention, prepared: prepared, on: connection)
             else {
               try await connection.query("ROLLBACK", logger: SharedSchema.quiet)
-              return nil
+              return (nil, false)
             }
             committed.append(version)
           }
           try await connection.query("COMMIT", logger: SharedSchema.quiet)
-          return committed
+          return (committed, false)
         } catch {
           _ = try? await connection.query("ROLLBACK", logger: SharedSchema.quiet)
           throw error
@@ -221,17 +238,20 @@ final class SharedDatabase: Sendable {
             attribution: write.attribution))
       }
     }
-    notifier.send(
-      zip(writes, committed).map { SharedNotification(write: $0, committed: $1, origin: origin) })
+    if !notified {
+      notifier.send(
+        zip(writes, committed).map { SharedNotification(write: $0, committed: $1, origin: origin) })
+    }
     return committed
   }
 
   private static func run(
-    _ write: SharedWrite, retention: HistoryRetention, prepared: Bool, on runner: some SharedQueryRunner
+    _ write: SharedWrite, retention: HistoryRetention, prepared: Bool,
+    notifying: SharedNotification.InlineParts? = nil, on runner: some SharedQueryRunner
   ) async throws -> CommittedVersion? {
     guard
       let (version, milliseconds) = try await SharedWriteStatement.run(
-        write, retention: retention, prepared: prepared, on: runner)
+        write, retention: retention, prepared: prepared, notifying: notifying, on: runner)
     else { return nil }
     return CommittedVersion(
       key: write.key, version: version, writtenAtMilliseconds: milliseconds,

@@ -86,14 +86,64 @@ struct SharedNotification: Sendable {
   /// `= SCHEMA MILLISECONDS AUTHOR-BYTES REASON-BYTES AUTHORREASONPAYLOAD`, the byte counts -1 for an
   /// absent author or reason; nil for a row that cannot travel.
   static func rowLine(_ row: CarriedRow) -> String? {
+    rowTail(row).map { "= \(row.schemaVersion) \(row.writtenAtMilliseconds) " + $0 }
+  }
+
+  /// What follows the time in ``rowLine(_:)``; nil for a row that cannot travel (a value over
+  /// ``carriedPayloadLimit``, a newline in it or in the attribution).
+  private static func rowTail(_ row: CarriedRow) -> String? {
     let newline = UInt8(ascii: "\n")
     let author = row.attribution?.author
     let reason = row.attribution?.reason
     guard row.payload.utf8.count <= carriedPayloadLimit, !row.payload.utf8.contains(newline),
       author?.utf8.contains(newline) != true, reason?.utf8.contains(newline) != true
     else { return nil }
-    return "= \(row.schemaVersion) \(row.writtenAtMilliseconds) \(author?.utf8.count ?? -1) "
-      + "\(reason?.utf8.count ?? -1) \(author ?? "")\(reason ?? "")\(row.payload)"
+    return "\(author?.utf8.count ?? -1) \(reason?.utf8.count ?? -1) "
+      + "\(author ?? "")\(reason ?? "")\(row.payload)"
+  }
+
+  /// A write's notification as the write's own statement sends it
+  /// (``SharedStatements/writeSQL(head:pruning:notifying:)``): the payload is `beforeVersion`, the committed version, `afterVersion`, then — when the row travels —
+  /// `beforeTime`, its `written_at` in milliseconds and `afterTime`: the same text, in the same format,
+  /// as the notifier's payload of one entry (``line(carryingRow:)``).
+  struct InlineParts: Sendable {
+    let beforeVersion: String
+    let afterVersion: String
+    let beforeTime: String?
+    let afterTime: String?
+
+    /// The parts of `write`'s notification from `origin`, its row carried when it can travel and the
+    /// payload fits whatever the version and time turn out to be.
+    init(write: SharedWrite, origin: String) {
+      let notification = SharedNotification(
+        key: write.key, keyHash: write.keyHash, version: 0, origin: origin,
+        row: CarriedRow(
+          schemaVersion: write.schemaVersion, writtenAtMilliseconds: 0, attribution: write.attribution,
+          payload: write.payload))
+      let named = notification.isNamed
+      beforeVersion = Format.marker + "\n"
+      afterVersion = named ? " \(origin) k \(write.key)" : " \(origin) h \(write.keyHash)"
+      let head = "\n= \(write.schemaVersion) "
+      // The longest an Int64 is in decimal, with its sign: for the version and for the time.
+      let widest = 20
+      if named, let row = notification.row, let tail = SharedNotification.rowTail(row),
+        beforeVersion.utf8.count + widest + afterVersion.utf8.count + head.utf8.count + widest + 1
+          + tail.utf8.count <= SharedNotifier.payloadLimit
+      {
+        beforeTime = head
+        afterTime = " " + tail
+      } else {
+        beforeTime = nil
+        afterTime = nil
+      }
+    }
+
+    /// The payload the statement sends for `version`, written at `milliseconds` (what the server makes
+    /// of the parts; for tests).
+    func payload(version: Int64, milliseconds: Int64) -> String {
+      guard let beforeTime, let afterTime else { return beforeVersion + "\(version)" + afterVersion }
+      return beforeVersion + "\(version)" + afterVersion + beforeTime + "\(milliseconds)" + afterTime
+    }
   }
 
   /// One entry of a payload another replica sent, read from its UTF-8 without copying: nil for one in

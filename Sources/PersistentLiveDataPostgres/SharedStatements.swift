@@ -7,8 +7,8 @@ import PostgresNIO
 /// next version (writers of a key queue on that row, so versions are gap-free and commit in order), the
 /// value row is inserted with it (its `changed_by` default records the writing transaction, for the
 /// catch-up), and retention deletes what falls out of the kept window. It runs as a prepared statement
-/// (``SharedWriteStatement``). It sends no notification: ``SharedNotifier`` does, after the commit, in a
-/// statement of its own.
+/// (``SharedWriteStatement``). Its notification goes inside it while this replica's writes come one at a
+/// time; otherwise ``SharedNotifier`` sends it after the commit, in a statement of its own.
 ///
 /// ```swift
 /// let (head, pruning, binds) = SharedStatements.write(write, retention: .last(10))
@@ -31,7 +31,22 @@ enum SharedStatements {
   /// The SQL of a write: `$1` key hash, `$2` key, `$3` payload, `$4` schema version, `$5` author, `$6`
   /// reason (NULL when none), then `$7` the expected version (``Head/after``) and the versions kept
   /// (`pruning`). It returns the version and its `written_at` in milliseconds.
-  static func writeSQL(head: Head, pruning: Bool) -> String {
+  ///
+  /// `notifying` adds the write's notification to the statement (``SharedNotifier/claimInline()``: while
+  /// this replica's writes come one at a time), its payload made of the four binds after the others and
+  /// the committed version and time (``SharedNotification/InlineParts``): one round trip fewer before
+  /// another replica hears of it, and the notification commits with the write or not at all.
+  static func writeSQL(head: Head, pruning: Bool, notifying: Bool = false) -> String {
+    let first = 7 + (head == .after ? 1 : 0) + (pruning ? 1 : 0)
+    let notified =
+      notifying
+      ? """
+      , notified AS (
+        SELECT pg_notify('\(SharedDatabase.channel)', $\(first) || inserted.version || $\(first + 1)
+          || coalesce($\(first + 2) || \(milliseconds(of: "inserted.written_at")) || $\(first + 3), ''))
+        FROM inserted
+      )
+      """ : ""
     let upsert: String
     switch head {
     case .next:
@@ -61,8 +76,9 @@ enum SharedStatements {
         INSERT INTO pld_values (key_hash, version, payload, schema_version, author, reason)
         SELECT $1, version, $3, $4, $5, $6 FROM head
         RETURNING version, written_at
-      )\(pruned)
-      SELECT inserted.version, (extract(epoch FROM inserted.written_at) * 1000)::bigint FROM inserted
+      )\(pruned)\(notified)
+      SELECT inserted.version, (extract(epoch FROM inserted.written_at) * 1000)::bigint
+      FROM inserted\(notifying ? ", notified" : "")
       """
   }
 

@@ -16,18 +16,35 @@ enum SharedWriteStatement {
   /// Runs `write` on `runner` — prepared, or as a plain query when `prepared` is false
   /// (``PostgresStoreOptions/preparesStatements``); returns its version and `written_at` in
   /// milliseconds, or nil when an optimistic write found another version in its place.
+  ///
+  /// With `notifying`, the statement sends the write's notification too (the shapes whose names end in
+  /// `_notify`; ``SharedStatements/writeSQL(head:pruning:notifying:)``).
   static func run(
     _ write: SharedWrite, retention: HistoryRetention, prepared: Bool = true,
-    on runner: some SharedQueryRunner
+    notifying: SharedNotification.InlineParts? = nil, on runner: some SharedQueryRunner
   ) async throws -> (version: Int64, milliseconds: Int64)? {
-    let (head, pruning, binds) = SharedStatements.write(write, retention: retention)
+    var (head, pruning, binds) = SharedStatements.write(write, retention: retention)
+    guard let notifying else {
+      switch (head, pruning) {
+      case (.next, false): return try await run(NextAll.self, binds, prepared, on: runner)
+      case (.next, true): return try await run(NextPruned.self, binds, prepared, on: runner)
+      case (.first, false): return try await run(FirstAll.self, binds, prepared, on: runner)
+      case (.first, true): return try await run(FirstPruned.self, binds, prepared, on: runner)
+      case (.after, false): return try await run(AfterAll.self, binds, prepared, on: runner)
+      case (.after, true): return try await run(AfterPruned.self, binds, prepared, on: runner)
+      }
+    }
+    binds.append(notifying.beforeVersion)
+    binds.append(notifying.afterVersion)
+    binds.append(notifying.beforeTime)
+    binds.append(notifying.afterTime)
     switch (head, pruning) {
-    case (.next, false): return try await run(NextAll.self, binds, prepared, on: runner)
-    case (.next, true): return try await run(NextPruned.self, binds, prepared, on: runner)
-    case (.first, false): return try await run(FirstAll.self, binds, prepared, on: runner)
-    case (.first, true): return try await run(FirstPruned.self, binds, prepared, on: runner)
-    case (.after, false): return try await run(AfterAll.self, binds, prepared, on: runner)
-    case (.after, true): return try await run(AfterPruned.self, binds, prepared, on: runner)
+    case (.next, false): return try await run(Notifying<NextAll>.self, binds, prepared, on: runner)
+    case (.next, true): return try await run(Notifying<NextPruned>.self, binds, prepared, on: runner)
+    case (.first, false): return try await run(Notifying<FirstAll>.self, binds, prepared, on: runner)
+    case (.first, true): return try await run(Notifying<FirstPruned>.self, binds, prepared, on: runner)
+    case (.after, false): return try await run(Notifying<AfterAll>.self, binds, prepared, on: runner)
+    case (.after, true): return try await run(Notifying<AfterPruned>.self, binds, prepared, on: runner)
     }
   }
 
@@ -54,34 +71,53 @@ enum SharedWriteStatement {
     static var types: [PostgresDataType] { get }
   }
 
+  /// A shape that notifies (``SharedStatements/writeSQL(head:pruning:notifying:)``).
+  protocol NotifyingShape: Shape {
+    /// The same shape's SQL with the notification.
+    static var notifyingSQL: String { get }
+  }
+
+  /// `S` sending its notification: SQL computed once per shape (in `S`), name and types derived.
+  enum Notifying<S: NotifyingShape>: Shape {
+    static var sql: String { S.notifyingSQL }
+    static var name: String { S.name + "_notify" }
+    static var types: [PostgresDataType] { S.types + [.text, .text, .text, .text] }
+  }
+
   /// The six shapes (head × pruning).
-  enum NextAll: Shape {
+  enum NextAll: NotifyingShape {
     static let sql = SharedStatements.writeSQL(head: .next, pruning: false)
+    static let notifyingSQL = SharedStatements.writeSQL(head: .next, pruning: false, notifying: true)
     static let name = "pld_write_next"
     static let types = row
   }
-  enum NextPruned: Shape {
+  enum NextPruned: NotifyingShape {
     static let sql = SharedStatements.writeSQL(head: .next, pruning: true)
+    static let notifyingSQL = SharedStatements.writeSQL(head: .next, pruning: true, notifying: true)
     static let name = "pld_write_next_pruned"
     static let types = row + [.int8]
   }
-  enum FirstAll: Shape {
+  enum FirstAll: NotifyingShape {
     static let sql = SharedStatements.writeSQL(head: .first, pruning: false)
+    static let notifyingSQL = SharedStatements.writeSQL(head: .first, pruning: false, notifying: true)
     static let name = "pld_write_first"
     static let types = row
   }
-  enum FirstPruned: Shape {
+  enum FirstPruned: NotifyingShape {
     static let sql = SharedStatements.writeSQL(head: .first, pruning: true)
+    static let notifyingSQL = SharedStatements.writeSQL(head: .first, pruning: true, notifying: true)
     static let name = "pld_write_first_pruned"
     static let types = row + [.int8]
   }
-  enum AfterAll: Shape {
+  enum AfterAll: NotifyingShape {
     static let sql = SharedStatements.writeSQL(head: .after, pruning: false)
+    static let notifyingSQL = SharedStatements.writeSQL(head: .after, pruning: false, notifying: true)
     static let name = "pld_write_after"
     static let types = row + [.int8]
   }
-  enum AfterPruned: Shape {
+  enum AfterPruned: NotifyingShape {
     static let sql = SharedStatements.writeSQL(head: .after, pruning: true)
+    static let notifyingSQL = SharedStatements.writeSQL(head: .after, pruning: true, notifying: true)
     static let name = "pld_write_after_pruned"
     static let types = row + [.int8, .int8]
   }
