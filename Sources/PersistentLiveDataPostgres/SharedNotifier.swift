@@ -90,8 +90,8 @@ final class SharedNotifier: Sendable {
   /// Whether the write about to be sent may carry its own notification in its statement
   /// (``SharedStatements/writeSQL(head:pruning:notifying:)``): yes while this replica's writes come one at
   /// a time — nothing queued or being sent, not gathering, no other such write in flight, and not right
-  /// after the last one (``backToBack``). The caller
-  /// calls ``endInline()`` once its write returned or failed. A notification queued meanwhile (another
+  /// after the last one (``backToBack``). The caller calls ``endInline()`` once its write returned or
+  /// failed. A notification queued meanwhile (another
   /// write) counts as a burst: the notifier starts gathering, and the writes after it leave their
   /// notifications to it. (Inside a write under load, a notification would serialize the commits of every
   /// writer on the server; one at a time, it saves a statement and a round trip before another replica
@@ -109,8 +109,9 @@ final class SharedNotifier: Sendable {
   /// Writes that follow one another closer than this are a burst, even from one task: the next one
   /// leaves its notification to the notifier, whose statement then gathers the burst's. (A task writing
   /// in a loop, each write carrying its notification, made the server wake every listener at every
-  /// write: a fifth of a lone writer's throughput on a durable server.) A caller that does anything
-  /// between its writes — waits for another replica to hear, serves a request — is slower than this.
+  /// write: 50 µs more of the server's CPU per write on a durable server, where the notifier sends one
+  /// statement per interval.) A caller that does anything between its writes — waits for another
+  /// replica to hear, serves a request — is slower than this.
   static let backToBack: Duration = .microseconds(100)
 
   /// The server refused a write that carried its notification, with `reason`: when the reason is the
