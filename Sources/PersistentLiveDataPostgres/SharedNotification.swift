@@ -137,13 +137,6 @@ struct SharedNotification: Sendable {
         afterTime = nil
       }
     }
-
-    /// The payload the statement sends for `version`, written at `milliseconds` (what the server makes
-    /// of the parts; for tests).
-    func payload(version: Int64, milliseconds: Int64) -> String {
-      guard let beforeTime, let afterTime else { return beforeVersion + "\(version)" + afterVersion }
-      return beforeVersion + "\(version)" + afterVersion + beforeTime + "\(milliseconds)" + afterTime
-    }
   }
 
   /// One entry of a payload another replica sent, read from its UTF-8 without copying: nil for one in
