@@ -9,8 +9,9 @@ internal import Foundation
 ///   while a check is already queued adds nothing, so a burst of commits costs one check; the wake-ups of
 ///   this store's own commits are folded into one check a millisecond while it writes. The write of the WAL
 ///   frames comes *before* the commit is visible (the writer then syncs them and publishes the commit in the
-///   `-shm`, which raises no event), so a check that finds nothing new is repeated after 1, 2, 4 … 256 ms,
-///   until one finds a commit or a new wake-up starts the series again. A slow poll (the *safety net*,
+///   `-shm`, which raises no event), so a check is repeated after 1, 2, 4 … 1,024 ms, until a new
+///   wake-up starts the series again (even one that found a commit: the commit that woke it may be a
+///   later one, not yet visible). A slow poll (the *safety net*,
 ///   `StoreOptions.externalChangeSafetyNetInterval`) still runs, in case a notification is lost.
 /// - **Polled**: where the file cannot be watched (not Linux, no inotify, the watch limit reached,
 ///   `StoreOptions.watchesStoreFiles` off, `PLD_DISABLE_FILE_WATCH=1`, the folder's watch lost), the
@@ -175,7 +176,7 @@ final class StoreBackgroundWork: Sendable {
 
   // MARK: Triggers
 
-  /// The delays of the follow-up checks after a wake-up whose check found nothing: about two seconds in
+  /// The delays of the follow-up checks after each wake-up: about two seconds in
   /// all, each a `PRAGMA data_version` of microseconds. A writer the machine descheduled between the
   /// first frames of its commit (which wake the watch) and the last outlasted half a second under the
   /// test suite's load, and its version waited for the safety net (or forever, without one).
@@ -232,9 +233,8 @@ final class StoreBackgroundWork: Sendable {
     }
   }
 
-  /// Runs a check for the wake-up `generation`; if it finds nothing (the commit may not be visible
-  /// yet) or could not apply it (a transaction was running), schedules the next follow-up, unless a
-  /// newer wake-up started its own series.
+  /// Runs a check for the wake-up `generation`, then schedules the next follow-up (the commit that woke
+  /// it may not be visible yet), unless a newer wake-up started its own series.
   private func runWokenCheck(_ work: Work?, generation: UInt64, followUp: Int) {
     guard let work else { return }
     let waits = state.withLock { state in
@@ -260,9 +260,11 @@ final class StoreBackgroundWork: Sendable {
     }
     state.withLock { $0.busyChecks = 0 }
     if found {
+      // Followed up all the same: the commit that raised the wake-up may be another than the one found,
+      // its frames written but not yet visible (a writer descheduled in between, or frames written while
+      // the watch was silenced for a pause of the monitor).
       state.withLock { $0.statistics.appliedChecks += 1 }
       work.check()
-      if !work.hasNewCommit() { return }
     }
     guard followUp < Self.followUpDelays.count else { return }
     queue.asyncAfter(deadline: .now() + Self.interval(Self.followUpDelays[followUp])) { [weak self] in

@@ -20,6 +20,9 @@ internal import Foundation
 ///
 /// Events are read on a queue of the monitor; after each read, reading pauses for
 /// ``readPause`` so that a burst of commits (this process's own included) costs one wake-up per store.
+/// During that pause a file whose writes were just reported is not watched for writes (each `write(2)`
+/// to a watched file costs the writer the kernel's notification path, a few per commit); when it ends,
+/// the file is watched again and every watcher of it woken once, to find what was committed meanwhile.
 ///
 /// ```swift
 /// if let monitor = FileChangeMonitor.shared,
@@ -64,6 +67,10 @@ final class FileChangeMonitor: Sendable {
     var fileOfWatch: [Int32: String] = [:]
     /// File watches whose writes are not reported now, with how many commits are running on them.
     var unreportedWrites: [Int32: Int] = [:]
+    /// File watches whose writes are not reported until the running pause of reading ends.
+    var pausedWrites: Set<Int32> = []
+    /// How many pauses each watch spent not reporting writes (for tests and diagnostics).
+    var pauses: [Int32: Int] = [:]
     /// How many events each watch has reported so far.
     var reportedEvents: [Int32: Int] = [:]
     var nextToken: UInt64 = 1
@@ -73,7 +80,15 @@ final class FileChangeMonitor: Sendable {
       fileOfWatch[watch] = nil
       unreportedWrites[watch] = nil
       reportedEvents[watch] = nil
+      pausedWrites.remove(watch)
+      pauses[watch] = nil
       return folders.removeValue(forKey: watch)
+    }
+
+    /// Whether the kernel is to report the writes of `watch`: no commit of ``withWritesUnreported`` runs
+    /// on it, and no pause of reading has silenced it.
+    func reportsWrites(_ watch: Int32) -> Bool {
+      unreportedWrites[watch] == nil && !pausedWrites.contains(watch)
     }
   }
 
@@ -179,7 +194,7 @@ final class FileChangeMonitor: Sendable {
         return nil
       }
       let running = registry.unreportedWrites[watch, default: 0]
-      if running == 0 {
+      if registry.reportsWrites(watch) {
         guard let answered = POSIX.Inotify.setWatch(descriptor, file: file, reportingWrites: false) else {
           return nil
         }
@@ -212,7 +227,9 @@ final class FileChangeMonitor: Sendable {
         registry.unreportedWrites[watch] = running - 1
       } else {
         registry.unreportedWrites[watch] = nil
-        if let answered = POSIX.Inotify.setWatch(descriptor, file: file, reportingWrites: true),
+        // A pause of reading that silenced the watch meanwhile turns the reports on when it ends.
+        if registry.reportsWrites(watch),
+          let answered = POSIX.Inotify.setWatch(descriptor, file: file, reportingWrites: true),
           answered != watch
         {
           // The file was replaced during the commit: the old one's watch stays as it is, and so would an
@@ -231,7 +248,7 @@ final class FileChangeMonitor: Sendable {
   private func undoSetWatch(_ answered: Int32, file: String, registry: Registry) {
     if registry.folders[answered] == nil {
       POSIX.Inotify.removeWatch(descriptor, answered)
-    } else if registry.unreportedWrites[answered] == nil {
+    } else if registry.reportsWrites(answered) {
       _ = POSIX.Inotify.setWatch(descriptor, file: file, reportingWrites: true)
     }
   }
@@ -283,6 +300,20 @@ final class FileChangeMonitor: Sendable {
     #endif
   }
 
+  /// How many pauses of reading the watch of `token` spent not reporting writes so far; nil when
+  /// `token` stands for no watch (for tests and diagnostics).
+  ///
+  /// ```swift
+  /// let silenced = monitor.pausedReports(token) ?? 0
+  /// ```
+  func pausedReports(_ token: UInt64) -> Int? {
+    #if os(Linux)
+    registry.withLock { registry in registry.watchOfToken[token].map { registry.pauses[$0] ?? 0 } }
+    #else
+    nil
+    #endif
+  }
+
   #if os(Linux)
   /// Reads what is queued, wakes each interested watcher once, then pauses reading for ``readPause``.
   private func readAndDispatch() {
@@ -291,6 +322,7 @@ final class FileChangeMonitor: Sendable {
     var wakes: [UInt64: @Sendable () -> Void] = [:]
     var losses: [@Sendable () -> Void] = []
     registry.withLock { registry in
+      var written: Set<Int32> = []
       for event in events {
         if event.isOverflow {
           // Events were dropped: anyone may have missed a commit.
@@ -305,11 +337,13 @@ final class FileChangeMonitor: Sendable {
           }
         } else if let watchers = registry.folders[event.watch] {
           registry.reportedEvents[event.watch, default: 0] += 1
+          written.insert(event.watch)
           for (token, watcher) in watchers where watcher.names?.contains(event.name) ?? true {
             wakes[token] = watcher.wake
           }
         }
       }
+      for watch in written { pauseReports(watch, registry: &registry) }
     }
     losses.forEach { $0() }
     wakes.values.forEach { $0() }
@@ -317,9 +351,47 @@ final class FileChangeMonitor: Sendable {
     // edge for the source once it resumes (epoll is edge-triggered here): read them now.
     source.withLock { $0?.suspend() }
     queue.asyncAfter(deadline: .now() + Self.readPause) { [self] in
+      resumeReports()
       source.withLock { $0?.resume() }
       readAndDispatch()
     }
+  }
+
+  /// Stops the kernel reporting the writes of the file watch `watch` until the pause of reading ends
+  /// (``resumeReports()``); a folder's watch, or one a commit silenced already, stays as it is.
+  private func pauseReports(_ watch: Int32, registry: inout Registry) {
+    guard registry.reportsWrites(watch), let file = registry.fileOfWatch[watch],
+      let answered = POSIX.Inotify.setWatch(descriptor, file: file, reportingWrites: false)
+    else { return }
+    guard answered == watch else {
+      undoSetWatch(answered, file: file, registry: registry)
+      return
+    }
+    registry.pausedWrites.insert(watch)
+    registry.pauses[watch, default: 0] += 1
+  }
+
+  /// The end of a pause: the watches it silenced report writes again (unless a commit silences them
+  /// now: its end does it), then every watcher of each is woken once — its check finds what was
+  /// committed while the kernel did not report it.
+  private func resumeReports() {
+    let wakes = registry.withLock { registry -> [@Sendable () -> Void] in
+      let paused = registry.pausedWrites
+      registry.pausedWrites = []
+      var wakes: [@Sendable () -> Void] = []
+      for watch in paused {
+        guard let file = registry.fileOfWatch[watch] else { continue }
+        if registry.reportsWrites(watch),
+          let answered = POSIX.Inotify.setWatch(descriptor, file: file, reportingWrites: true),
+          answered != watch
+        {
+          undoSetWatch(answered, file: file, registry: registry)
+        }
+        wakes += registry.folders[watch]?.values.map(\.wake) ?? []
+      }
+      return wakes
+    }
+    wakes.forEach { $0() }
   }
   #endif
 }

@@ -1,0 +1,120 @@
+import Foundation
+import PLDTestSupport
+import Synchronization
+import Testing
+
+@testable import PersistentLiveData
+
+private let canWatch = FileChangeMonitor.shared != nil
+private let underSanitizer = ProcessInfo.processInfo.environment["PLD_TESTS_UNDER_SANITIZER"] != nil
+
+/// A store that hears of other writers by its file watch alone (the safety-net poll a minute away).
+private func watchedOnlyOptions(readOnly: Bool = false) -> StoreOptions {
+  var options = StoreOptions()
+  options.externalChangeSafetyNetInterval = .seconds(60)
+  options.verifiesIntegrityOnOpen = false
+  options.readOnly = readOnly
+  return options
+}
+
+/// Waits (blocking this thread) until `condition` holds or `limit` passes.
+private func blockUntil(_ condition: () -> Bool) -> Bool {
+  let deadline = ContinuousClock.now + .seconds(underSanitizer ? 20 : 5)
+  while !condition() {
+    guard ContinuousClock.now < deadline else { return false }
+    usleep(200)
+  }
+  return true
+}
+
+/// The pauses of the file watch: after each read of the monitor, a `-wal` whose writes were just
+/// reported is not watched for writes until reading resumes a millisecond later (each `write(2)` to a
+/// watched file costs the writer a trip through the kernel's notification path); then every store of
+/// the file is woken once.
+@Suite(.ownThread, .serialized) struct FileWatchPauseTests {
+  /// A burst of single `set`s: the watch is silenced pause after pause, and the burst's last writes fall
+  /// into one. Another store of the file in this process gets the last write all the same — with a
+  /// pause that ended without waking it, it would wait for the safety-net poll, a minute away — and
+  /// once the pauses are over, one more write is reported by the kernel as before (a watch left silent
+  /// would not report it, and the other store would not hear of it).
+  @MainActor
+  @Test(.enabled(if: canWatch))
+  func aBurstOfWritesSilencesTheWatchBetweenReadsAndEveryStoreStillGetsTheLastOne() async throws {
+    let folder = try TemporaryDirectory()
+    let path = folder.path("burst.db")
+    let writer = try PersistentStore(path: path, options: watchedOnlyOptions())
+    let reader = try PersistentStore(path: path, options: watchedOnlyOptions(readOnly: true))
+    let monitor = try #require(FileChangeMonitor.shared)
+    let token = try #require(writer.database.backgroundWork?.watchToken)
+    let written = try writer.liveData("counter", default: 0)
+    let read = try reader.liveData("counter", default: 0)
+    try await Task.sleep(for: .milliseconds(50))  // the opens' events are read
+
+    let pausesBefore = try #require(monitor.pausedReports(token))
+    let start = ContinuousClock.now
+    var count = 0
+    while ContinuousClock.now - start < .milliseconds(40) {
+      count += 1
+      try written.set(count)
+    }
+    let caughtUp = blockUntil { read.value == count }
+    #expect(caughtUp, "read \(read.value) of \(count)")
+    #expect(read.version == Int64(count))
+    #expect((monitor.pausedReports(token) ?? 0) > pausesBefore, "the watch was never silenced")
+    #expect(reader.database.backgroundWork?.statistics.polls == 0)
+
+    try await Task.sleep(for: .milliseconds(50))  // every pause is over
+    let eventsBefore = try #require(monitor.reportedEvents(token))
+    try written.set(-1)
+    let heard = blockUntil { read.value == -1 }
+    #expect(heard)
+    #expect((monitor.reportedEvents(token) ?? 0) > eventsBefore, "the write after the burst was not reported")
+    try writer.close()
+    try reader.close()
+  }
+
+  /// While this process writes without a break (its watch silenced most of the time), another
+  /// process's writes still reach its store within milliseconds: each is found by the wake-up that ends
+  /// the pause it fell into. Five writes of a child, 30 ms apart, each timed from its acknowledgement.
+  @MainActor
+  @Test(.enabled(if: canWatch))
+  func anotherProcessesWritesArriveWhileThisProcessWritesWithoutABreak() async throws {
+    let folder = try TemporaryDirectory()
+    let path = folder.path("busy.db")
+    let store = try PersistentStore(path: path, options: watchedOnlyOptions())
+    let own = try store.liveData("own", default: 0)
+    let other = try store.liveData("other", default: 0)
+    let monitor = try #require(FileChangeMonitor.shared)
+    let token = try #require(store.database.backgroundWork?.watchToken)
+    let pausesBefore = try #require(monitor.pausedReports(token))
+    let stop = Atomic(false)
+    let burst = Task.detached {
+      var count = 0
+      while !stop.load(ordering: .relaxed) {
+        count += 1
+        try own.set(count)
+      }
+      return count
+    }
+    let child = try ChildProcess(ChildProcess.testChildPath, ["set-series", path, "other", "5", "30"])
+    var latencies: [Duration] = []
+    for version in 1...5 {
+      #expect(child.readLine() == "ack \(version)")
+      let acknowledged = ContinuousClock.now
+      let arrived = blockUntil { other.version >= Int64(version) }
+      #expect(arrived, "version \(version) never arrived")
+      latencies.append(ContinuousClock.now - acknowledged)
+    }
+    child.wait()
+    stop.store(true, ordering: .relaxed)
+    let ownWrites = try await burst.value
+    latencies.sort()
+    let median = latencies[latencies.count / 2]
+    #expect(median < (underSanitizer ? .milliseconds(500) : .milliseconds(20)), "latencies \(latencies)")
+    #expect(other.value == 5)
+    #expect(own.value == ownWrites)
+    #expect((monitor.pausedReports(token) ?? 0) > pausesBefore, "the watch was never silenced")
+    #expect(store.database.backgroundWork?.statistics.polls == 0)
+    try store.close()
+  }
+}
