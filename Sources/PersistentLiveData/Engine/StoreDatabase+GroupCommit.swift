@@ -36,7 +36,9 @@ extension StoreDatabase {
   private func enqueue(_ work: GroupCommitQueue.Request.Work) async throws {
     let id = groupCommit.makeID()
     try await withTaskCancellationHandler {
-      try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+      // Unsafe (no checking object per call): the queue finishes each request exactly once — the writer
+      // when its group ends, or `withdraw` when it takes the request back before any group does.
+      try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
         let request = GroupCommitQueue.Request(id: id, work: work) { error in
           if let error { continuation.resume(throwing: error) } else { continuation.resume() }
         }
@@ -66,8 +68,6 @@ extension StoreDatabase {
           var next = 0
           repeat {
             for request in requests[next...] {
-              var site: DamageSite?
-              if case .value(let write) = request.work { site = .writing(write.key) }
               do {
                 switch request.work {
                 case .value(let write):
@@ -79,10 +79,14 @@ extension StoreDatabase {
               } catch {
                 // Some SQLite errors end the whole transaction: then nothing of the group can commit.
                 guard connection.isInTransaction else { throw error }
-                errors.append(
-                  error is SQLiteError
-                    ? reportingDamage(StoreErrors.map(error, path: displayPath), at: site)
-                    : StoreErrors.map(error, path: displayPath))
+                guard error is SQLiteError else {
+                  errors.append(StoreErrors.map(error, path: displayPath))
+                  continue
+                }
+                // Built only here: the key's quoting allocates, which every write would pay.
+                var site: DamageSite?
+                if case .value(let write) = request.work { site = .writing(write.key) }
+                errors.append(reportingDamage(StoreErrors.map(error, path: displayPath), at: site))
               }
             }
             next = requests.count

@@ -1,5 +1,7 @@
+import CoreMetrics
 import Foundation
 import PersistentLiveData
+import Prometheus
 
 /// Issue 16: group commit. Sixteen writers at `.full` — sixteen tasks each awaiting
 /// `PersistentLiveData.write(_:)` in a loop, one key each — against raw SQLite committing the same writes
@@ -14,13 +16,14 @@ struct GroupCommitBenchmark {
   private var rounds: Int { quick ? 1 : 5 }
 
   private enum Contender: Int, CaseIterable {
-    case rawOnePerCommit, rawSixteenPerCommit, library
+    case rawOnePerCommit, rawSixteenPerCommit, library, libraryEmpty
 
     var label: String {
       switch self {
       case .rawOnePerCommit: "raw SQLite, one write per transaction"
       case .rawSixteenPerCommit: "raw SQLite, 16 writes per transaction"
       case .library: "library, 16 concurrent write(_:) callers"
+      case .libraryEmpty: "library, 16 callers of write {} (no write)"
       }
     }
 
@@ -29,6 +32,7 @@ struct GroupCommitBenchmark {
       case .rawOnePerCommit: "raw 1/commit"
       case .rawSixteenPerCommit: "raw 16/commit"
       case .library: "library write"
+      case .libraryEmpty: "library empty write"
       }
     }
   }
@@ -45,6 +49,8 @@ struct GroupCommitBenchmark {
           seconds = try runRaw(path: path, batched: contender == .rawSixteenPerCommit)
         case .library:
           seconds = try await runLibrary(path: path)
+        case .libraryEmpty:
+          seconds = try await runLibraryEmpty(path: path)
         }
         scratch.remove(database: path)
         samples[contender, default: []].append(seconds / Double(writers * writesPerWriter))
@@ -76,10 +82,42 @@ struct GroupCommitBenchmark {
       "rounds' own ratios. Raw SQLite runs on one thread",
       "(its writes are serialized anyway); the library's callers are tasks on the cooperative pool.",
       "A time ratio ≤ 0.2 means ≥ 5× raw one-per-commit's throughput; ≤ 1.11 means ≥ 0.9× raw",
-      "sixteen-per-commit's.",
+      "sixteen-per-commit's. The empty writes measure the call itself: the caller's suspension and",
+      "resumption, the queue, the writer's savepoint and an empty transaction (nothing to sync).",
     ]
+    let emptyCall = median[.libraryEmpty] ?? .nan
+    let bound = ((median[.rawSixteenPerCommit] ?? .nan) + emptyCall) * 1.05
+    section.notes.append(
+      "Raw 16/commit + the empty call, + 5 %: \(Format.value(bound * 1e6)) µs per write; the library: "
+        + "\(Format.value((median[.library] ?? .nan) * 1e6)) µs.")
+    report.record("groupcommit", "library write", "boundRawPlusEmptyCall", bound, unit: "s")
+    if !quick { section.notes.append(try await groupSizes(report)) }
     report.print(section)
     try await measureBlockedTime(report)
+  }
+
+  /// One more library run, untimed, with a Prometheus backend that records each group commit's size
+  /// (`pld.group_commit.size`): how many calls share a sync.
+  private func groupSizes(_ report: Report) async throws -> String {
+    let registry = PrometheusCollectorRegistry()
+    let path = try scratch.freshFile("group-sizes.db")
+    let (writers, count) = (writers, writesPerWriter)
+    _ = try await withMetricsFactory(PrometheusMetricsFactory(registry: registry)) {
+      try await Self.runLibrary(path: path, writers: writers, count: count)
+    }
+    scratch.remove(database: path)
+    var text: [UInt8] = []
+    registry.emit(into: &text)
+    func value(_ name: String) -> Double {
+      String(decoding: text, as: UTF8.self).split(separator: "\n")
+        .first { $0.hasPrefix(name + " ") || $0.hasPrefix(name + "{") }
+        .flatMap { $0.split(separator: " ").last }.flatMap { Double($0) } ?? .nan
+    }
+    let groups = value("pld_group_commit_size_count")
+    let mean = value("pld_group_commit_size_sum") / groups
+    report.record("groupcommit", "library write", "meanGroupSize", mean, unit: "calls")
+    return "Group sizes (one more run, pld.group_commit.size): \(Int(groups)) commits, "
+      + "\(Format.value(mean)) calls each on average."
   }
 
   /// Issue 16's other goal: how long a caller's actor is blocked per `write(_:)` (the job that runs
@@ -154,10 +192,30 @@ struct GroupCommitBenchmark {
     return MonotonicClock.nanoseconds(since: start) / 1e9
   }
 
+  /// Sixteen tasks each calling `store.write {}` with a body that writes nothing, as often as the
+  /// library's writers call `write(_:)`.
+  private func runLibraryEmpty(path: String) async throws -> Double {
+    let store = try PersistentStore(path: path, options: StoreOptions(durability: .full))
+    let count = writesPerWriter
+    let start = MonotonicClock.now()
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for _ in 0..<writers {
+        group.addTask { for _ in 0..<count { try await store.write {} } }
+      }
+      try await group.waitForAll()
+    }
+    let seconds = MonotonicClock.nanoseconds(since: start) / 1e9
+    try store.close()
+    return seconds
+  }
+
   private func runLibrary(path: String) async throws -> Double {
+    try await Self.runLibrary(path: path, writers: writers, count: writesPerWriter)
+  }
+
+  private static func runLibrary(path: String, writers: Int, count: Int) async throws -> Double {
     let store = try PersistentStore(path: path, options: StoreOptions(durability: .full))
     let values = try (0..<writers).map { try store.liveData("writer-\($0)", default: Profile.sample(0)) }
-    let count = writesPerWriter
     let start = MonotonicClock.now()
     try await withThrowingTaskGroup(of: Void.self) { group in
       for value in values {
