@@ -156,6 +156,11 @@ struct Goals {
         unit: "x", detail: "≤ 1.11x: ≥ 0.9× the throughput"))
     goals.append(
       Goal(
+        issue: "45", goal: "16 .full writers: library / (raw 16 per commit + an empty write {} call)",
+        figure: value("groupcommit", "library write", "ratioToRawSixteenPlusEmptyCall"), target: 1.05,
+        unit: "x", detail: "the call's own cost (suspension, queue, resumption) measured by empty calls"))
+    goals.append(
+      Goal(
         issue: "16", goal: "time the calling actor is blocked per write(_:), p99.9",
         figure: value("groupcommit", "blocked write", "p999"), target: 20, unit: "µs",
         detail: [
