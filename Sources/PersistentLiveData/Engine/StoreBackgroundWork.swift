@@ -9,9 +9,9 @@ internal import Foundation
 ///   while a check is already queued adds nothing, so a burst of commits costs one check; the wake-ups of
 ///   this store's own commits are folded into one check a millisecond while it writes. The write of the WAL
 ///   frames comes *before* the commit is visible (the writer then syncs them and publishes the commit in the
-///   `-shm`, which raises no event), so a check is repeated after 1, 2, 4 … 1,024 ms, until a new
-///   wake-up starts the series again (even one that found a commit: the commit that woke it may be a
-///   later one, not yet visible). A slow poll (the *safety net*,
+///   `-shm`, which raises no event), so a check that finds nothing is repeated after 1, 2, 4 … 1,024 ms,
+///   and one that found a commit after 1 and 2 ms (the commit that woke it may be a later one, not yet
+///   visible), unless a new wake-up starts the series again. A slow poll (the *safety net*,
 ///   `StoreOptions.externalChangeSafetyNetInterval`) still runs, in case a notification is lost.
 /// - **Polled**: where the file cannot be watched (not Linux, no inotify, the watch limit reached,
 ///   `StoreOptions.watchesStoreFiles` off, `PLD_DISABLE_FILE_WATCH=1`, the folder's watch lost), the
@@ -176,13 +176,16 @@ final class StoreBackgroundWork: Sendable {
 
   // MARK: Triggers
 
-  /// The delays of the follow-up checks after each wake-up: about two seconds in
+  /// The delays of the follow-up checks after a wake-up whose checks find nothing: about two seconds in
   /// all, each a `PRAGMA data_version` of microseconds. A writer the machine descheduled between the
   /// first frames of its commit (which wake the watch) and the last outlasted half a second under the
   /// test suite's load, and its version waited for the safety net (or forever, without one).
   static let followUpDelays: [Duration] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1_024].map {
     .milliseconds($0)
   }
+
+  /// How many follow-ups a series has once a check of it found a commit (1 and 2 ms later).
+  static let followUpsAfterFinding = 2
 
   /// How long after this store's own commit a wake-up is deferred: its own writes wake the watch too,
   /// and a check per write would contend with the writer for the store's lock.
@@ -234,8 +237,9 @@ final class StoreBackgroundWork: Sendable {
   }
 
   /// Runs a check for the wake-up `generation`, then schedules the next follow-up (the commit that woke
-  /// it may not be visible yet), unless a newer wake-up started its own series.
-  private func runWokenCheck(_ work: Work?, generation: UInt64, followUp: Int) {
+  /// it may not be visible yet; ``followUpsAfterFinding`` of them once the series found a commit), unless
+  /// a newer wake-up started its own series.
+  private func runWokenCheck(_ work: Work?, generation: UInt64, followUp: Int, foundEarlier: Bool = false) {
     guard let work else { return }
     let waits = state.withLock { state in
       state.statistics.wokenChecks += 1
@@ -260,17 +264,18 @@ final class StoreBackgroundWork: Sendable {
     }
     state.withLock { $0.busyChecks = 0 }
     if found {
-      // Followed up all the same: the commit that raised the wake-up may be another than the one found,
-      // its frames written but not yet visible (a writer descheduled in between, or frames written while
-      // the watch was silenced for a pause of the monitor).
       state.withLock { $0.statistics.appliedChecks += 1 }
       work.check()
     }
-    guard followUp < Self.followUpDelays.count else { return }
+    // A series that found a commit is followed up briefly all the same: the commit that raised the
+    // wake-up may be a later one, its frames written but not yet visible (frames written while the
+    // watch was silenced by a pause of the monitor, most often).
+    let seriesFound = found || foundEarlier
+    guard followUp < (seriesFound ? Self.followUpsAfterFinding : Self.followUpDelays.count) else { return }
     queue.asyncAfter(deadline: .now() + Self.interval(Self.followUpDelays[followUp])) { [weak self] in
       guard let self else { return }
       let work = state.withLock { $0.wakeGeneration == generation ? $0.work : nil }
-      runWokenCheck(work, generation: generation, followUp: followUp + 1)
+      runWokenCheck(work, generation: generation, followUp: followUp + 1, foundEarlier: seriesFound)
     }
   }
 

@@ -20,9 +20,10 @@ internal import Foundation
 ///
 /// Events are read on a queue of the monitor; after each read, reading pauses for
 /// ``readPause`` so that a burst of commits (this process's own included) costs one wake-up per store.
-/// During that pause a file whose writes were just reported is not watched for writes (each `write(2)`
-/// to a watched file costs the writer the kernel's notification path, a few per commit); when it ends,
-/// the file is watched again and every watcher of it woken once, to find what was committed meanwhile.
+/// In a burst (a file's writes reported by three reads in a row), the pause also stops the watch
+/// reporting that file's writes (each `write(2)` to a watched file costs the writer the kernel's
+/// notification path, a few per commit); when it ends, the file is watched again and every watcher of
+/// it woken once, to find what was committed meanwhile.
 ///
 /// ```swift
 /// if let monitor = FileChangeMonitor.shared,
@@ -49,8 +50,14 @@ final class FileChangeMonitor: Sendable {
   /// before it, and the least time between two wake-ups of a store.
   static let readPause: DispatchTimeInterval = .milliseconds(1)
 
+  /// ``burstReads`` reads in a row that report a file's writes, each within this many nanoseconds of
+  /// the one before, make a burst: from then on each pause stops the watch reporting the file's writes
+  /// until it ends. (One commit's writes can span two reads: the first write is read at once.)
+  static let burstWindow: UInt64 = 3_000_000
+  static let burstReads = 3
+
   /// A store's interest in one file, or in some files of one folder.
-  private struct Watcher {
+  struct Watcher {
     /// The names of the folder's files whose writes wake; nil for a file's own watch (every event).
     let names: Set<String>?
     let wake: @Sendable () -> Void
@@ -58,7 +65,7 @@ final class FileChangeMonitor: Sendable {
   }
 
   /// Watches and who asked for them; guarded by `registry`'s lock, which never runs a store's code.
-  private struct Registry {
+  struct Registry {
     /// By inotify watch: the watchers of that file or folder, by token.
     var folders: [Int32: [UInt64: Watcher]] = [:]
     /// The watch of each token.
@@ -71,6 +78,9 @@ final class FileChangeMonitor: Sendable {
     var pausedWrites: Set<Int32> = []
     /// How many pauses each watch spent not reporting writes (for tests and diagnostics).
     var pauses: [Int32: Int] = [:]
+    /// When each watch's writes were last reported (uptime nanoseconds), and by how many reads in a
+    /// row (each within ``burstWindow`` of the one before).
+    var lastReported: [Int32: (time: UInt64, reads: Int)] = [:]
     /// How many events each watch has reported so far.
     var reportedEvents: [Int32: Int] = [:]
     var nextToken: UInt64 = 1
@@ -82,6 +92,7 @@ final class FileChangeMonitor: Sendable {
       reportedEvents[watch] = nil
       pausedWrites.remove(watch)
       pauses[watch] = nil
+      lastReported[watch] = nil
       return folders.removeValue(forKey: watch)
     }
 
@@ -96,7 +107,8 @@ final class FileChangeMonitor: Sendable {
   private let descriptor: Int32
   private let queue = DispatchQueue(label: "PersistentLiveData.file-changes")
   private let source: Locked<(any DispatchSourceRead)?>
-  private let registry = Locked(Registry())
+  /// Guarded by its lock, which never runs a store's code.
+  let registry = Locked(Registry())
 
   private init?() {
     guard case .success(let descriptor) = POSIX.Inotify.create() else { return nil }
@@ -273,47 +285,6 @@ final class FileChangeMonitor: Sendable {
     #endif
   }
 
-  /// The files and folders watched now, and the watchers they serve (for tests and diagnostics).
-  ///
-  /// ```swift
-  /// let (folders, watchers) = monitor.counts
-  /// ```
-  var counts: (folders: Int, watchers: Int) {
-    #if os(Linux)
-    registry.withLock { ($0.folders.count, $0.watchOfToken.count) }
-    #else
-    (0, 0)
-    #endif
-  }
-
-  /// How many events the watch of `token` has reported (read) so far; nil when `token` stands for no
-  /// watch (for tests and diagnostics).
-  ///
-  /// ```swift
-  /// let before = monitor.reportedEvents(token) ?? 0
-  /// ```
-  func reportedEvents(_ token: UInt64) -> Int? {
-    #if os(Linux)
-    registry.withLock { registry in registry.watchOfToken[token].map { registry.reportedEvents[$0] ?? 0 } }
-    #else
-    nil
-    #endif
-  }
-
-  /// How many pauses of reading the watch of `token` spent not reporting writes so far; nil when
-  /// `token` stands for no watch (for tests and diagnostics).
-  ///
-  /// ```swift
-  /// let silenced = monitor.pausedReports(token) ?? 0
-  /// ```
-  func pausedReports(_ token: UInt64) -> Int? {
-    #if os(Linux)
-    registry.withLock { registry in registry.watchOfToken[token].map { registry.pauses[$0] ?? 0 } }
-    #else
-    nil
-    #endif
-  }
-
   #if os(Linux)
   /// Reads what is queued, wakes each interested watcher once, then pauses reading for ``readPause``.
   private func readAndDispatch() {
@@ -343,7 +314,16 @@ final class FileChangeMonitor: Sendable {
           }
         }
       }
-      for watch in written { pauseReports(watch, registry: &registry) }
+      let now = DispatchTime.now().uptimeNanoseconds
+      for watch in written {
+        // Only in a burst: a lone commit's wake-up would otherwise be followed by the pause's.
+        var reads = 1
+        if let last = registry.lastReported[watch], now &- last.time < Self.burstWindow {
+          reads += last.reads
+        }
+        registry.lastReported[watch] = (now, reads)
+        if reads >= Self.burstReads { pauseReports(watch, registry: &registry) }
+      }
     }
     losses.forEach { $0() }
     wakes.values.forEach { $0() }

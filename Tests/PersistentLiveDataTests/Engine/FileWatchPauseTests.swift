@@ -27,13 +27,14 @@ private func blockUntil(_ condition: () -> Bool) -> Bool {
   return true
 }
 
-/// The pauses of the file watch: after each read of the monitor, a `-wal` whose writes were just
-/// reported is not watched for writes until reading resumes a millisecond later (each `write(2)` to a
+/// The pauses of the file watch: in a burst, after each read of the monitor, a `-wal` whose writes were
+/// just reported is not watched for writes until reading resumes a millisecond later (each `write(2)` to a
 /// watched file costs the writer a trip through the kernel's notification path); then every store of
 /// the file is woken once.
 @Suite(.ownThread, .serialized) struct FileWatchPauseTests {
-  /// A burst of single `set`s: the watch is silenced pause after pause, and the burst's last writes fall
-  /// into one. Another store of the file in this process gets the last write all the same — with a
+  /// Writes 10 ms apart are each reported, with no pause of the watch; a burst of single `set`s (the
+  /// `-wal`'s writes reported by three reads in a row) silences it pause after pause, and the burst's last
+  /// writes fall into one. Another store of the file in this process gets the last write all the same — with a
   /// pause that ended without waking it, it would wait for the safety-net poll, a minute away — and
   /// once the pauses are over, one more write is reported by the kernel as before (a watch left silent
   /// would not report it, and the other store would not hear of it).
@@ -50,7 +51,16 @@ private func blockUntil(_ condition: () -> Bool) -> Bool {
     let read = try reader.liveData("counter", default: 0)
     try await Task.sleep(for: .milliseconds(50))  // the opens' events are read
 
+    // Writes 10 ms apart are no burst: each is reported, and the watch is never silenced.
     let pausesBefore = try #require(monitor.pausedReports(token))
+    for value in 1...3 {
+      try written.set(-value)
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    let lone = blockUntil { read.value == -3 }
+    #expect(lone)
+    #expect(monitor.pausedReports(token) == pausesBefore, "lone writes silenced the watch")
+
     let start = ContinuousClock.now
     var count = 0
     while ContinuousClock.now - start < .milliseconds(40) {
@@ -59,14 +69,14 @@ private func blockUntil(_ condition: () -> Bool) -> Bool {
     }
     let caughtUp = blockUntil { read.value == count }
     #expect(caughtUp, "read \(read.value) of \(count)")
-    #expect(read.version == Int64(count))
+    #expect(read.version == written.version)
     #expect((monitor.pausedReports(token) ?? 0) > pausesBefore, "the watch was never silenced")
     #expect(reader.database.backgroundWork?.statistics.polls == 0)
 
     try await Task.sleep(for: .milliseconds(50))  // every pause is over
     let eventsBefore = try #require(monitor.reportedEvents(token))
-    try written.set(-1)
-    let heard = blockUntil { read.value == -1 }
+    try written.set(-10)
+    let heard = blockUntil { read.value == -10 }
     #expect(heard)
     #expect((monitor.reportedEvents(token) ?? 0) > eventsBefore, "the write after the burst was not reported")
     try writer.close()
