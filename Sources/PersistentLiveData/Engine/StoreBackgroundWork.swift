@@ -74,6 +74,9 @@ final class StoreBackgroundWork: Sendable {
     var isDeferredCheckArmed = false
     /// Woken checks in a row that found the store's lock held by its own write and looked again later.
     var busyChecks = 0
+    /// Whether the next series of checks runs whole even once a check finds a commit: a pause of the
+    /// file's watch ended, and a commit whose frames it did not report may be published later.
+    var thoroughSeries = false
     var statistics = Statistics()
   }
 
@@ -101,11 +104,12 @@ final class StoreBackgroundWork: Sendable {
     var isWatching = false
     if watchesFiles, let path, let monitor = FileChangeMonitor.shared {
       let wake: @Sendable () -> Void = { [weak self] in self?.wake() }
+      let wakeAfterPause: @Sendable () -> Void = { [weak self] in self?.wake(thorough: true) }
       let lost: @Sendable () -> Void = { [weak self] in self?.watchLost() }
       // The -wal itself when it exists (the store's open connection keeps it): a folder watch costs
       // milliseconds to add in a folder of thousands of files.
       var watchesFile = true
-      var watched = monitor.watch(file: path + "-wal", wake: wake, lost: lost)
+      var watched = monitor.watch(file: path + "-wal", wake: wake, lost: lost, wakeAfterPause: wakeAfterPause)
       if case .failure = watched {
         watchesFile = false
         watched = monitor.watch(
@@ -210,10 +214,11 @@ final class StoreBackgroundWork: Sendable {
   /// its own commits cause are folded into one check that much later: a burst of writes costs a check
   /// per millisecond instead of one per write, and another process's commit in the burst is still found
   /// by that check, at most a millisecond later.
-  private func wake() {
+  private func wake(thorough: Bool = false) {
     let now = DispatchTime.now().uptimeNanoseconds
     let action = state.withLock { state -> (immediate: Bool, deferred: Bool) in
       state.wakeGeneration &+= 1
+      if thorough { state.thoroughSeries = true }
       guard state.work != nil, !state.isCheckQueued else { return (false, false) }
       if state.lastOwnCommit != 0, now &- state.lastOwnCommit < Self.ownWriteDeferralNanoseconds {
         state.statistics.deferredWakes += 1
@@ -237,13 +242,18 @@ final class StoreBackgroundWork: Sendable {
   }
 
   /// Runs a check for the wake-up `generation`, then schedules the next follow-up (the commit that woke
-  /// it may not be visible yet; ``followUpsAfterFinding`` of them once the series found a commit), unless
-  /// a newer wake-up started its own series.
-  private func runWokenCheck(_ work: Work?, generation: UInt64, followUp: Int, foundEarlier: Bool = false) {
+  /// it may not be visible yet; ``followUpsAfterFinding`` of them once the series found a commit, unless
+  /// the series is thorough: woken at the end of a pause of the watch), unless a newer wake-up started
+  /// its own series.
+  private func runWokenCheck(
+    _ work: Work?, generation: UInt64, followUp: Int, foundEarlier: Bool = false, thorough: Bool = false
+  ) {
     guard let work else { return }
-    let waits = state.withLock { state in
+    let (waits, thorough) = state.withLock { state in
       state.statistics.wokenChecks += 1
-      return state.busyChecks >= Self.busyCheckLimit
+      // A series starts: it takes the wake-up's thoroughness.
+      defer { if followUp == 0 { state.thoroughSeries = false } }
+      return (state.busyChecks >= Self.busyCheckLimit, thorough || (followUp == 0 && state.thoroughSeries))
     }
     let answer: Bool?
     if !waits, let ifIdle = work.hasNewCommitIfIdle {
@@ -255,6 +265,7 @@ final class StoreBackgroundWork: Sendable {
       // This store's own write holds the lock: look again a deferral later instead of waiting for it.
       let armed = state.withLock { state -> Bool in
         state.busyChecks += 1
+        if thorough { state.thoroughSeries = true }  // for the series the deferred check starts
         guard !state.isDeferredCheckArmed else { return false }
         state.isDeferredCheckArmed = true
         return true
@@ -271,11 +282,13 @@ final class StoreBackgroundWork: Sendable {
     // wake-up may be a later one, its frames written but not yet visible (frames written while the
     // watch was silenced by a pause of the monitor, most often).
     let seriesFound = found || foundEarlier
-    guard followUp < (seriesFound ? Self.followUpsAfterFinding : Self.followUpDelays.count) else { return }
+    let followUps = seriesFound && !thorough ? Self.followUpsAfterFinding : Self.followUpDelays.count
+    guard followUp < followUps else { return }
     queue.asyncAfter(deadline: .now() + Self.interval(Self.followUpDelays[followUp])) { [weak self] in
       guard let self else { return }
       let work = state.withLock { $0.wakeGeneration == generation ? $0.work : nil }
-      runWokenCheck(work, generation: generation, followUp: followUp + 1, foundEarlier: seriesFound)
+      runWokenCheck(
+        work, generation: generation, followUp: followUp + 1, foundEarlier: seriesFound, thorough: thorough)
     }
   }
 

@@ -61,6 +61,8 @@ final class FileChangeMonitor: Sendable {
     /// The names of the folder's files whose writes wake; nil for a file's own watch (every event).
     let names: Set<String>?
     let wake: @Sendable () -> Void
+    /// The wake-up at the end of a pause that silenced the file's watch (``resumeReports()``).
+    let wakeAfterPause: @Sendable () -> Void
     let lost: @Sendable () -> Void
   }
 
@@ -137,7 +139,7 @@ final class FileChangeMonitor: Sendable {
     lost: @escaping @Sendable () -> Void
   ) -> Result<UInt64, POSIX.Failure> {
     #if os(Linux)
-    register(Watcher(names: names, wake: wake, lost: lost)) {
+    register(Watcher(names: names, wake: wake, wakeAfterPause: wake, lost: lost)) {
       POSIX.Inotify.addWatch(descriptor, folder: folder)
     }
     #else
@@ -147,7 +149,9 @@ final class FileChangeMonitor: Sendable {
 
   /// Calls `wake` (on the monitor's queue; it must return quickly) whenever `file` is written, by this
   /// process or another, and `lost` once if the watch ends without ``stopWatching(_:)`` (the file
-  /// deleted, its file system unmounted).
+  /// deleted, its file system unmounted). When a pause of reading that silenced the watch ends, calls
+  /// `wakeAfterPause` instead (`wake` when nil): a commit whose frames it did not report may be
+  /// published only after the check it causes.
   ///
   /// ```swift
   /// let token = try monitor.watch(file: "/var/app/state.db-wal", wake: wake, lost: lost).get()
@@ -155,10 +159,12 @@ final class FileChangeMonitor: Sendable {
   /// - Returns: A token for ``stopWatching(_:)``, or why the file cannot be watched (`ENOENT`: it does
   ///   not exist; `ENOSPC`: the user's `fs.inotify.max_user_watches` is reached).
   func watch(
-    file: String, wake: @escaping @Sendable () -> Void, lost: @escaping @Sendable () -> Void
+    file: String, wake: @escaping @Sendable () -> Void, lost: @escaping @Sendable () -> Void,
+    wakeAfterPause: (@Sendable () -> Void)? = nil
   ) -> Result<UInt64, POSIX.Failure> {
     #if os(Linux)
-    register(Watcher(names: nil, wake: wake, lost: lost), file: file) {
+    register(Watcher(names: nil, wake: wake, wakeAfterPause: wakeAfterPause ?? wake, lost: lost), file: file)
+    {
       POSIX.Inotify.addWatch(descriptor, file: file)
     }
     #else
@@ -367,7 +373,7 @@ final class FileChangeMonitor: Sendable {
         {
           undoSetWatch(answered, file: file, registry: registry)
         }
-        wakes += registry.folders[watch]?.values.map(\.wake) ?? []
+        wakes += registry.folders[watch]?.values.map(\.wakeAfterPause) ?? []
       }
       return wakes
     }

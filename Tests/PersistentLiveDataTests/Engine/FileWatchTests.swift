@@ -12,7 +12,7 @@ private let underSanitizer = ProcessInfo.processInfo.environment["PLD_TESTS_UNDE
 
 /// Options under which only a notification can deliver another process's write within the test: the
 /// safety-net poll is a minute away.
-private func notifiedOnlyOptions() -> StoreOptions {
+func notifiedOnlyOptions() -> StoreOptions {
   var options = StoreOptions()
   options.externalChangeSafetyNetInterval = .seconds(60)
   options.verifiesIntegrityOnOpen = false
@@ -20,7 +20,7 @@ private func notifiedOnlyOptions() -> StoreOptions {
 }
 
 /// Waits (blocking this thread, not the main actor's queue) until `condition` holds or `limit` passes.
-private func waitUntil(_ limit: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
+func waitUntil(_ limit: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
   let deadline = ContinuousClock.now + limit
   while !condition() {
     guard ContinuousClock.now < deadline else { return false }

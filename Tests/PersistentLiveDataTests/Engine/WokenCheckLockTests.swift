@@ -95,13 +95,3 @@ import Testing
     try store.close()
   }
 }
-
-/// Waits (blocking this thread) until `condition` holds or `limit` passes.
-private func waitUntil(_ limit: Duration, _ condition: () -> Bool) -> Bool {
-  let deadline = ContinuousClock.now + limit
-  while !condition() {
-    guard ContinuousClock.now < deadline else { return false }
-    usleep(200)
-  }
-  return true
-}
