@@ -11,7 +11,8 @@ internal import Foundation
 ///   frames comes *before* the commit is visible (the writer then syncs them and publishes the commit in the
 ///   `-shm`, which raises no event), so a check that finds nothing is repeated after 1, 2, 4 … 1,024 ms,
 ///   and one that found a commit after 1 and 2 ms (the commit that woke it may be a later one, not yet
-///   visible), unless a new wake-up starts the series again. A slow poll (the *safety net*,
+///   visible; the whole series after the wake-up that ends a pause of the watch), unless a new wake-up
+///   starts the series again. A slow poll (the *safety net*,
 ///   `StoreOptions.externalChangeSafetyNetInterval`) still runs, in case a notification is lost.
 /// - **Polled**: where the file cannot be watched (not Linux, no inotify, the watch limit reached,
 ///   `StoreOptions.watchesStoreFiles` off, `PLD_DISABLE_FILE_WATCH=1`, the folder's watch lost), the
