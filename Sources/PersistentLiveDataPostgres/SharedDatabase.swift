@@ -196,10 +196,14 @@ final class SharedDatabase: Sendable {
             let version = try await Self.run(
               writes[0], retention: retention, prepared: prepared, notifying: inline, on: client)
             return (version.map { [$0] }, true)
-          } catch let error as PSQLError where error.serverInfo != nil {
-            // The server refused the statement, so nothing of it committed. Refused for its notification
-            // (`pg_notify` not granted to this role, the notification queue full), the write must not
-            // fail for it: it goes again without, and the notifier sends (or logs) the notification.
+          } catch let error as PSQLError
+            where error.serverInfo != nil
+            && SharedNotifier.isNotificationRefusal(SharedDatabase.describe(error))
+          {
+            // The server refused the statement for its notification (`pg_notify` not granted to this
+            // role, the notification queue full), so nothing of it committed; the write must not fail
+            // for it: it goes again without, and the notifier sends (or logs) the notification. Any
+            // other refusal is the write's own, thrown as it would be without the notification.
             notifier.inlineRefused(SharedDatabase.describe(error))
           }
         }

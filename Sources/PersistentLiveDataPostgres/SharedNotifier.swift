@@ -114,11 +114,17 @@ final class SharedNotifier: Sendable {
   /// replica to hear, serves a request — is slower than this.
   static let backToBack: Duration = .microseconds(100)
 
-  /// The server refused a write that carried its notification, with `reason`: when the reason is the
-  /// notification's (`pg_notify` not granted, the notification queue full), no write carries one from
-  /// then on — the notifier's statement fails instead, logged, and the write commits.
+  /// Whether the server's `reason` for refusing a statement is its notification (`pg_notify` not
+  /// granted to the role, the notification queue full).
+  static func isNotificationRefusal(_ reason: String) -> Bool {
+    reason.lowercased().contains("notif")
+  }
+
+  /// The server refused a write that carried its notification, with `reason`: when it is the
+  /// notification's (``isNotificationRefusal(_:)``), no write carries one from then on — the notifier's
+  /// statement fails instead, logged, and the write commits.
   func inlineRefused(_ reason: String) {
-    guard reason.contains("pg_notify") || reason.lowercased().contains("notif") else { return }
+    guard Self.isNotificationRefusal(reason) else { return }
     state.withLock { $0.isInlineRefused = true }
     logger.notice(
       "The server refused a notification inside a write; notifications go in statements of their own",

@@ -77,7 +77,7 @@ enum SharedStatements {
         SELECT $1, version, $3, $4, $5, $6 FROM head
         RETURNING version, written_at
       )\(pruned)\(notified)
-      SELECT inserted.version, (extract(epoch FROM inserted.written_at) * 1000)::bigint
+      SELECT inserted.version, \(milliseconds(of: "inserted.written_at"))
       FROM inserted\(notifying ? ", notified" : "")
       """
   }

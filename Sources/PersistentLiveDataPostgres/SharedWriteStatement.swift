@@ -24,27 +24,24 @@ enum SharedWriteStatement {
     notifying: SharedNotification.InlineParts? = nil, on runner: some SharedQueryRunner
   ) async throws -> (version: Int64, milliseconds: Int64)? {
     var (head, pruning, binds) = SharedStatements.write(write, retention: retention)
-    guard let notifying else {
-      switch (head, pruning) {
-      case (.next, false): return try await run(NextAll.self, binds, prepared, on: runner)
-      case (.next, true): return try await run(NextPruned.self, binds, prepared, on: runner)
-      case (.first, false): return try await run(FirstAll.self, binds, prepared, on: runner)
-      case (.first, true): return try await run(FirstPruned.self, binds, prepared, on: runner)
-      case (.after, false): return try await run(AfterAll.self, binds, prepared, on: runner)
-      case (.after, true): return try await run(AfterPruned.self, binds, prepared, on: runner)
-      }
+    if let notifying {
+      binds.append(notifying.beforeVersion)
+      binds.append(notifying.afterVersion)
+      binds.append(notifying.beforeTime)
+      binds.append(notifying.afterTime)
     }
-    binds.append(notifying.beforeVersion)
-    binds.append(notifying.afterVersion)
-    binds.append(notifying.beforeTime)
-    binds.append(notifying.afterTime)
+    func run<S: NotifyingShape>(_ shape: S.Type) async throws -> (version: Int64, milliseconds: Int64)? {
+      notifying == nil
+        ? try await Self.run(S.self, binds, prepared, on: runner)
+        : try await Self.run(Notifying<S>.self, binds, prepared, on: runner)
+    }
     switch (head, pruning) {
-    case (.next, false): return try await run(Notifying<NextAll>.self, binds, prepared, on: runner)
-    case (.next, true): return try await run(Notifying<NextPruned>.self, binds, prepared, on: runner)
-    case (.first, false): return try await run(Notifying<FirstAll>.self, binds, prepared, on: runner)
-    case (.first, true): return try await run(Notifying<FirstPruned>.self, binds, prepared, on: runner)
-    case (.after, false): return try await run(Notifying<AfterAll>.self, binds, prepared, on: runner)
-    case (.after, true): return try await run(Notifying<AfterPruned>.self, binds, prepared, on: runner)
+    case (.next, false): return try await run(NextAll.self)
+    case (.next, true): return try await run(NextPruned.self)
+    case (.first, false): return try await run(FirstAll.self)
+    case (.first, true): return try await run(FirstPruned.self)
+    case (.after, false): return try await run(AfterAll.self)
+    case (.after, true): return try await run(AfterPruned.self)
     }
   }
 
