@@ -123,7 +123,9 @@ enum ChangeLog {
     }
     if keys.isEmpty {
       // Nothing above the position: fine, unless the log now ends below it (emptied and started over).
-      guard try newest(connection: connection) == position else { return nil }
+      // A newest row above it is another connection's commit between the two reads (each reads its own
+      // snapshot): its change of `data_version` makes the next check read it.
+      guard try newest(connection: connection) >= position else { return nil }
     }
     return (keys, expected - 1)
   }
